@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Shared by the extalign subcommands: exit codes, targets, output. */
+#ifndef EXTALIGN_CMD_H
+#define EXTALIGN_CMD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "extalign/fsinfo.h"
+
+/* Exit codes, documented in extalign(8).  Several paths: the highest wins. */
+enum {
+	EXIT_OK = 0,
+	EXIT_NEGATIVE = 1,    /* check: misaligned; policy explain: no rule */
+	EXIT_USAGE = 2,	      /* bad option or value; nothing was changed */
+	EXIT_FAILED = 3,      /* a path could not be handled */
+	EXIT_UNSUPPORTED = 4, /* kernel or filesystem lacks the feature */
+};
+
+static inline int exit_worst(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* A path opened without following symlinks, with its facts. */
+struct target {
+	const char *path;
+	int fd;
+	struct stat st;
+	struct ea_fsinfo fs;
+};
+
+/*
+ * Open path for hint work: no symlinks (a symlink is an error, never
+ * followed), regular files and directories only.  Prints the reason and
+ * returns an exit code on failure, EXIT_OK on success.
+ */
+int target_open(const char *path, struct target *t);
+void target_close(struct target *t);
+
+/* Parse an extent size option value and report a bad one; EXIT_OK or EXIT_USAGE. */
+int parse_extsize_arg(const char *opt, const char *value, uint32_t *ret);
+
+/*
+ * Report a failed hint operation on path in words a user can act on and
+ * return the exit code it deserves.  err is -errno; dropped as from
+ * ea_hint_set().
+ */
+int report_hint_error(const struct target *t, int err, unsigned dropped);
+
+/* "-h" and "--help" shared handling: print usage to stdout, exit 0. */
+#define USAGE_HINT "Try 'extalign %s --help' for more information.\n"
+
+int cmd_set(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_clear(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+
+#endif

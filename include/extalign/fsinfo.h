@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What kind of filesystem an open file lives on, and what it can do. */
+#ifndef EXTALIGN_FSINFO_H
+#define EXTALIGN_FSINFO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ea_fsinfo {
+	unsigned long magic; /* statfs f_type */
+	const char *type;    /* "ext4", "xfs", ... or "unknown" */
+	uint64_t blksize;    /* filesystem block size in bytes */
+	dev_t dev;	     /* st_dev of the file */
+};
+
+int ea_fsinfo_from_fd(int fd, struct ea_fsinfo *ret);
+
+/* The filesystem name for a statfs magic, "unknown" if we do not know it. */
+const char *ea_fs_type_name(unsigned long magic);
+
+/* Filesystems whose kernel code has extent size hints at all. */
+bool ea_fs_may_support_extsize(unsigned long magic);
+
+#endif

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Extent size hints through FS_IOC_FSGETXATTR/FS_IOC_FSSETXATTR, always read
+ * back: a kernel may accept a hint with success and keep nothing (ext4 before
+ * our series does exactly that), so "the ioctl returned 0" is not an answer.
+ */
+#ifndef EXTALIGN_HINT_H
+#define EXTALIGN_HINT_H
+
+#include <linux/fs.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "extalign/uapi.h"
+
+/* What a caller wants set.  forcealign: -1 leave as is, 0 clear, 1 set. */
+struct ea_hint {
+	uint32_t extsize; /* bytes; 0 leaves the size as it is */
+	int forcealign;
+	bool inherit; /* directories: set FS_XFLAG_EXTSZINHERIT */
+};
+
+/* Parts of a request the kernel accepted without keeping them. */
+enum {
+	EA_DROPPED_EXTSIZE = 1 << 0,
+	EA_DROPPED_FORCEALIGN = 1 << 1,
+	EA_DROPPED_INHERIT = 1 << 2,
+	EA_DROPPED_CLEAR = 1 << 3,
+};
+
+int ea_fsx_get(int fd, struct fsxattr *ret);
+
+/*
+ * Apply the hint to an open regular file or directory and verify it by
+ * reading it back.  Returns 0 when everything asked for is in place, the
+ * ioctl's -errno when the kernel refused, or -EOPNOTSUPP with *dropped
+ * naming what the kernel silently did not keep.  *dropped is 0 otherwise.
+ */
+int ea_hint_set(int fd, bool is_dir, const struct ea_hint *want, unsigned *dropped);
+
+/* Remove extsize, inheritance and forcealign, and verify it like ea_hint_set. */
+int ea_hint_clear(int fd, unsigned *dropped);
+
+#endif

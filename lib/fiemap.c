@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "extalign/extent.h"
+#include "extalign/macro.h"
+
+/* Extents fetched per ioctl: 256 * 56 bytes keeps the buffer at 14 KiB. */
+#define FIEMAP_BATCH 256
+
+static unsigned convert_flags(uint32_t f)
+{
+	unsigned flags = 0;
+
+	if (f & FIEMAP_EXTENT_LAST)
+		flags |= EA_EXTENT_LAST;
+	if (f & FIEMAP_EXTENT_UNWRITTEN)
+		flags |= EA_EXTENT_UNWRITTEN;
+	if (f & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED))
+		flags |= EA_EXTENT_UNKNOWN_PHYS;
+	if (f & (FIEMAP_EXTENT_NOT_ALIGNED | FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL))
+		flags |= EA_EXTENT_NOT_ALIGNED;
+	return flags;
+}
+
+int ea_fiemap_read(int fd, struct ea_extent **ret, size_t *count)
+{
+	_cleanup_free_ struct fiemap *fm = NULL;
+	_cleanup_free_ struct ea_extent *out = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t start = 0;
+	bool last = false;
+
+	fm = malloc(sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent));
+	if (!fm)
+		return -ENOMEM;
+
+	while (!last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = FIEMAP_BATCH;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0)
+			return errno == ENOTTY ? -EOPNOTSUPP : negative_errno();
+		if (fm->fm_mapped_extents == 0)
+			break;
+
+		if (n + fm->fm_mapped_extents > cap) {
+			size_t ncap = cap ? cap * 2 : FIEMAP_BATCH;
+			struct ea_extent *p;
+
+			while (ncap < n + fm->fm_mapped_extents)
+				ncap *= 2;
+			p = reallocarray(out, ncap, sizeof(*out));
+			if (!p)
+				return -ENOMEM;
+			out = p;
+			cap = ncap;
+		}
+		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *fe = &fm->fm_extents[i];
+
+			out[n++] = (struct ea_extent){
+				.logical = fe->fe_logical,
+				.physical = fe->fe_physical,
+				.length = fe->fe_length,
+				.flags = convert_flags(fe->fe_flags),
+			};
+			if (fe->fe_flags & FIEMAP_EXTENT_LAST)
+				last = true;
+			start = fe->fe_logical + fe->fe_length;
+		}
+	}
+	*ret = TAKE_PTR(out);
+	*count = n;
+	return 0;
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "extalign/fsinfo.h"
+#include "extalign/macro.h"
+
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC 0x58465342
+#endif
+
+static const struct {
+	unsigned long magic;
+	const char *name;
+} fs_names[] = {
+	{ EXT4_SUPER_MAGIC, "ext4" },	{ XFS_SUPER_MAGIC, "xfs" },
+	{ BTRFS_SUPER_MAGIC, "btrfs" }, { TMPFS_MAGIC, "tmpfs" },
+	{ 0x65735546, "fuse" },		{ NFS_SUPER_MAGIC, "nfs" },
+	{ OVERLAYFS_SUPER_MAGIC, "overlay" }, { 0x2011BAB0, "exfat" },
+	{ MSDOS_SUPER_MAGIC, "vfat" },	{ F2FS_SUPER_MAGIC, "f2fs" },
+	{ PROC_SUPER_MAGIC, "proc" },	{ SYSFS_MAGIC, "sysfs" },
+	{ RAMFS_MAGIC, "ramfs" },
+};
+
+const char *ea_fs_type_name(unsigned long magic)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fs_names); i++)
+		if (fs_names[i].magic == magic)
+			return fs_names[i].name;
+	return "unknown";
+}
+
+bool ea_fs_may_support_extsize(unsigned long magic)
+{
+	return magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC;
+}
+
+int ea_fsinfo_from_fd(int fd, struct ea_fsinfo *ret)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
+		return negative_errno();
+	*ret = (struct ea_fsinfo){
+		.magic = (unsigned long)sfs.f_type,
+		.type = ea_fs_type_name((unsigned long)sfs.f_type),
+		.blksize = (uint64_t)sfs.f_bsize,
+		.dev = st.st_dev,
+	};
+	return 0;
+}
