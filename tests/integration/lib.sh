@@ -1,0 +1,71 @@
+# Shared by the integration tests (sourced).  Each test is a bash script that
+# exits 0 on success, 77 to skip (after printing "SKIP: reason") and anything
+# else on failure.  Filesystems are real images on loop devices.
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+EXTALIGN=${EXTALIGN:-$TOP/build/extalign}
+EXTALIGND=${EXTALIGND:-$TOP/build/extalignd}
+WORK=$(mktemp -d /tmp/extalign-test.XXXXXX)
+_MOUNTS=()
+_LOOPS=()
+
+cleanup() {
+	local m l
+	for m in "${_MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
+	for l in "${_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+need_root() { [ "$(id -u)" = 0 ] || skip "needs root for loop devices and mounts"; }
+need_cmd() { command -v "$1" >/dev/null || skip "$1 is not installed"; }
+
+# mkfs_mount TYPE SIZE_MB [MKFS_OPTS...]: make, loop-attach and mount a
+# filesystem image; prints the mount point.
+mkfs_mount() {
+	local type=$1 size=$2 img mnt loop
+	shift 2
+	need_root
+	img=$WORK/$type.$RANDOM.img
+	mnt=$WORK/mnt.$type.$RANDOM
+	truncate -s "${size}M" "$img"
+	case $type in
+	xfs) need_cmd mkfs.xfs; mkfs.xfs -q "$@" "$img" ;;
+	ext4) mkfs.ext4 -q -F "$@" "$img" ;;
+	*) mkfs -t "$type" "$@" "$img" >/dev/null ;;
+	esac
+	loop=$(losetup -f --show "$img") || skip "no loop device available"
+	_LOOPS+=("$loop")
+	mkdir -p "$mnt"
+	mount "$loop" "$mnt" || skip "cannot mount $type on this kernel"
+	_MOUNTS=("$mnt" "${_MOUNTS[@]}")
+	echo "$mnt"
+}
+
+# expect_exit CODE CMD...: run CMD, fail unless it exits with CODE.  Output
+# goes to $WORK/out (stdout) and $WORK/err (stderr) for later checks.
+expect_exit() {
+	local want=$1 rc=0
+	shift
+	"$@" >"$WORK/out" 2>"$WORK/err" || rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "command: $*" >&2
+		echo "stdout:" >&2; cat "$WORK/out" >&2
+		echo "stderr:" >&2; cat "$WORK/err" >&2
+		fail "exit $rc, expected $want"
+	fi
+}
+
+# expect_in FILE TEXT: fail unless FILE (out or err) contains TEXT.
+expect_in() {
+	grep -qF -- "$2" "$WORK/$1" || { cat "$WORK/$1" >&2; fail "'$2' not in $1"; }
+}
+
+# xfs_extsize FILE: the extent size hint in bytes as xfs_io reports it.
+xfs_extsize() {
+	xfs_io -c stat "$1" | awk '/fsxattr.extsize/ { print $3 }'
+}

@@ -1,0 +1,80 @@
+#!/bin/bash
+# Run the test suites: unit (Check, under valgrind when installed),
+# integration (real loop filesystems), kernel (patched UML kernel).
+# Usage: tests/run.sh [unit|integration|kernel]...   (default: all)
+# Prints one line per test and a summary with pass, fail and skip counts;
+# every skip carries its reason.  Exit status is non-zero if any test failed.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(unit integration kernel)
+
+pass=0 failed=0 skipped=0
+failures=() skips=()
+LOG=$TOP/build/test-logs
+mkdir -p "$LOG"
+
+record() { # name rc logfile
+	local name=$1 rc=$2 log=$3 reason
+	case $rc in
+	0) pass=$((pass + 1)); echo "PASS $name" ;;
+	77) skipped=$((skipped + 1))
+	    reason=$(grep -m1 '^SKIP:' "$log" | sed 's/^SKIP: *//')
+	    skips+=("$name: ${reason:-no reason given}")
+	    echo "SKIP $name (${reason:-no reason given})" ;;
+	*) failed=$((failed + 1)); failures+=("$name")
+	   echo "FAIL $name (exit $rc), log:"; sed 's/^/    /' "$log" | tail -40 ;;
+	esac
+}
+
+run_unit() {
+	local t name rc vg=()
+	if command -v valgrind >/dev/null; then
+		vg=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
+		    --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
+	fi
+	for t in build/tests/test-*; do
+		[ -x "$t" ] || continue
+		name=unit/$(basename "$t")
+		# CK_FORK=no so valgrind sees the test code itself.
+		CK_FORK=no "${vg[@]}" "$t" >"$LOG/${name//\//_}.log" 2>&1
+		rc=$?
+		record "$name" "$rc" "$LOG/${name//\//_}.log"
+	done
+}
+
+run_integration() {
+	local t name rc
+	for t in tests/integration/*.sh; do
+		[ "$(basename "$t")" = lib.sh ] && continue
+		name=integration/$(basename "$t" .sh)
+		timeout 600 bash "$t" >"$LOG/${name//\//_}.log" 2>&1
+		rc=$?
+		record "$name" "$rc" "$LOG/${name//\//_}.log"
+	done
+}
+
+run_kernel() {
+	local rc
+	if [ ! -x kernel/check.sh ]; then
+		return
+	fi
+	kernel/check.sh 2>&1 | tee "$LOG/kernel.log"
+	rc=${PIPESTATUS[0]}
+	record kernel/check "$rc" "$LOG/kernel.log"
+}
+
+for s in "${suites[@]}"; do
+	case $s in
+	unit | integration | kernel) "run_$s" ;;
+	*) echo "unknown suite '$s' (unit, integration, kernel)" >&2; exit 2 ;;
+	esac
+done
+
+echo
+echo "== $pass passed, $failed failed, $skipped skipped"
+for s in "${skips[@]}"; do echo "   skipped: $s"; done
+for f in "${failures[@]}"; do echo "   FAILED: $f"; done
+[ "$failed" = 0 ]
