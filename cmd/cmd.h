@@ -47,7 +47,13 @@ int parse_extsize_arg(const char *opt, const char *value, uint32_t *ret);
  * return the exit code it deserves.  err is -errno; dropped as from
  * ea_hint_set().
  */
-int report_hint_error(const struct target *t, int err, unsigned dropped);
+int report_hint_error(const struct target *t, int err, unsigned dropped, bool want_forcealign);
+
+/* The file has data (on-disk size or blocks): a hint can no longer be set. */
+static inline bool target_has_data(const struct target *t)
+{
+	return S_ISREG(t->st.st_mode) && (t->st.st_size > 0 || t->st.st_blocks > 0);
+}
 
 /* "-h" and "--help" shared handling: print usage to stdout, exit 0. */
 #define USAGE_HINT "Try 'extalign %s --help' for more information.\n"

@@ -3,20 +3,26 @@
 # else on failure.  Filesystems are real images on loop devices.
 
 set -euo pipefail
+shopt -s inherit_errexit
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EXTALIGN=${EXTALIGN:-$TOP/build/extalign}
 EXTALIGND=${EXTALIGND:-$TOP/build/extalignd}
 WORK=$(mktemp -d /tmp/extalign-test.XXXXXX)
-_MOUNTS=()
-_LOOPS=()
+# Mounts and loop devices are recorded in files, not variables: mkfs_mount
+# runs in a $(...) subshell whose variables the caller never sees.
+: >"$WORK/.mounts"
+: >"$WORK/.loops"
 
 cleanup() {
 	local m l
-	for m in "${_MOUNTS[@]}"; do umount -l "$m" 2>/dev/null || true; done
-	for l in "${_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null || true; done
+	tac "$WORK/.mounts" | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+	while read -r l; do losetup -d "$l" 2>/dev/null || true; done <"$WORK/.loops"
 	rm -rf "$WORK"
 }
+
+# track_mount DIR: unmount DIR when the test ends.
+track_mount() { echo "$1" >>"$WORK/.mounts"; }
 trap cleanup EXIT
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -39,10 +45,10 @@ mkfs_mount() {
 	*) mkfs -t "$type" "$@" "$img" >/dev/null ;;
 	esac
 	loop=$(losetup -f --show "$img") || skip "no loop device available"
-	_LOOPS+=("$loop")
+	echo "$loop" >>"$WORK/.loops"
 	mkdir -p "$mnt"
 	mount "$loop" "$mnt" || skip "cannot mount $type on this kernel"
-	_MOUNTS=("$mnt" "${_MOUNTS[@]}")
+	track_mount "$mnt"
 	echo "$mnt"
 }
 
@@ -68,4 +74,12 @@ expect_in() {
 # xfs_extsize FILE: the extent size hint in bytes as xfs_io reports it.
 xfs_extsize() {
 	xfs_io -c stat "$1" | awk '/fsxattr.extsize/ { print $3 }'
+}
+
+# has_xflag PATH BIT: true when xfs_io's fsxattr.xflags has BIT (e.g. 0x1000,
+# FS_XFLAG_EXTSZINHERIT).
+has_xflag() {
+	local x
+	x=$(xfs_io -c stat "$1" | awk '/fsxattr.xflags/ { print $3 }')
+	(( (x & $2) != 0 ))
 }

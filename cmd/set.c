@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * extalign set: put an extent size hint (and forcealign) on files and
+ * directories.  Two phases: every path and value is checked before the first
+ * change, so a bad argument changes nothing.
+ */
+#include <err.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "extalign/hint.h"
+#include "extalign/macro.h"
+#include "extalign/size.h"
+#include "extalign/walk.h"
+
+struct set_opts {
+	uint32_t extsize;
+	int forcealign; /* -1 as is, 0 clear, 1 set */
+	bool recursive;
+	bool inherit;
+	bool verbose;
+};
+
+struct tree_stats {
+	const struct set_opts *o;
+	const struct target *top;
+	unsigned dirs, files, candidates, skipped;
+	int status;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: extalign set [options] PATH...\n\n"
+	      "Set an extent size hint on empty files and, for inheritance by new\n"
+	      "files, on directories.  Every hint is read back and verified.\n\n"
+	      "Options:\n"
+	      "  -e, --extsize SIZE  extent size hint: bytes or 16k, 64K, 1MiB, ...\n"
+	      "  -f, --force         also set forcealign (needs --extsize): aligned or ENOSPC\n"
+	      "      --no-force      clear forcealign\n"
+	      "  -R, --recursive     walk directories (one filesystem, no symlinks): directories\n"
+	      "                      inherit, empty files get the hint, files with data are\n"
+	      "                      listed as realignment candidates\n"
+	      "      --no-inherit    do not set inheritance on directories\n"
+	      "  -v, --verbose       print every path changed\n"
+	      "  -h, --help          show this help\n",
+	      out);
+}
+
+/* Checks that need the filesystem, done for every path before any change. */
+static int validate(const struct target *t, const struct set_opts *o)
+{
+	enum ea_extsize_problem p;
+	char bs[EA_SIZE_BUFSZ], es[EA_SIZE_BUFSZ];
+
+	if (!ea_fs_may_support_extsize(t->fs.magic)) {
+		warnx("%s: %s does not support extent size hints (only XFS and ext4 do)", t->path,
+		      t->fs.type);
+		return EXIT_UNSUPPORTED;
+	}
+	if (o->extsize) {
+		p = ea_extsize_check(o->extsize, t->fs.blksize);
+		if (p != EA_EXTSIZE_OK) {
+			warnx("%s: extent size %s %s (%s block size is %s)", t->path,
+			      ea_size_format(o->extsize, es), ea_extsize_problem_str(p), t->fs.type,
+			      ea_size_format(t->fs.blksize, bs));
+			return EXIT_USAGE;
+		}
+	}
+	if (S_ISDIR(t->st.st_mode) && !o->recursive && !o->inherit && o->forcealign < 0) {
+		warnx("%s: is a directory and --no-inherit leaves nothing to set on it", t->path);
+		return EXIT_USAGE;
+	}
+	if (target_has_data(t) && !o->recursive) {
+		warnx("%s: has data (%lld bytes); an extent size hint can only be set on an empty "
+		      "file (use 'extalign realign' to rewrite it aligned)",
+		      t->path, (long long)t->st.st_size);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static struct ea_hint hint_for(const struct set_opts *o, bool is_dir)
+{
+	return (struct ea_hint){
+		.extsize = o->extsize,
+		.forcealign = o->forcealign,
+		.inherit = is_dir ? o->inherit : false,
+	};
+}
+
+/* Set the hint on one open file or directory; returns an exit code. */
+static int apply(const struct target *t, const struct set_opts *o)
+{
+	bool is_dir = S_ISDIR(t->st.st_mode);
+	struct ea_hint h = hint_for(o, is_dir);
+	unsigned dropped;
+	int r;
+
+	if (is_dir && !h.inherit && o->forcealign < 0)
+		return EXIT_OK; /* --no-inherit -R: directories only walked */
+	r = ea_hint_set(t->fd, is_dir, &h, &dropped);
+	if (r < 0)
+		return report_hint_error(t, r, dropped, o->forcealign > 0);
+	if (o->verbose)
+		printf("%s: %s\n", t->path, is_dir ? "inherits the hint" : "hint set");
+	return EXIT_OK;
+}
+
+static int tree_visit(const struct ea_walk_entry *e, void *userdata)
+{
+	struct tree_stats *s = userdata;
+	struct target t = { .path = e->path, .fd = e->fd, .st = e->st, .fs = s->top->fs };
+	int r;
+
+	switch (e->kind) {
+	case EA_WALK_ERROR:
+		warnx("%s: %s", e->path, strerror(-e->err));
+		s->status = exit_worst(s->status, EXIT_FAILED);
+		return 0;
+	case EA_WALK_SYMLINK:
+	case EA_WALK_OTHER:
+	case EA_WALK_OTHER_FS:
+		s->skipped++;
+		if (s->o->verbose)
+			printf("%s: skipped (%s)\n", e->path,
+			       e->kind == EA_WALK_SYMLINK ? "symbolic link, not followed"
+			       : e->kind == EA_WALK_OTHER ? "not a regular file or directory"
+							  : "another filesystem");
+		return 0;
+	case EA_WALK_FILE:
+		if (target_has_data(&t)) {
+			s->candidates++;
+			printf("%s: has data, left alone (realignment candidate)\n", e->path);
+			return 0;
+		}
+		s->files++;
+		break;
+	case EA_WALK_DIR:
+		s->dirs++;
+		break;
+	}
+	r = apply(&t, s->o);
+	s->status = exit_worst(s->status, r);
+	/*
+	 * A kernel that does not keep the hint will not keep it on the next
+	 * file either; one message says it, thousands would bury it.
+	 */
+	return r == EXIT_UNSUPPORTED ? 1 : 0;
+}
+
+static int set_tree(const struct target *t, const struct set_opts *o)
+{
+	struct tree_stats s = { .o = o, .top = t };
+	int r;
+
+	r = apply(t, o);
+	if (r != EXIT_OK)
+		return r;
+	r = ea_walk(t->fd, t->path, tree_visit, &s);
+	if (r < 0) {
+		warnx("%s: %s", t->path, strerror(-r));
+		s.status = exit_worst(s.status, EXIT_FAILED);
+	}
+	printf("%s: %u directories, %u empty files hinted; %u files with data left alone%s; "
+	       "%u skipped\n",
+	       t->path, s.dirs + 1, s.files, s.candidates,
+	       s.candidates ? " (run 'extalign realign')" : "", s.skipped);
+	return s.status;
+}
+
+int cmd_set(int argc, char **argv)
+{
+	enum { OPT_NO_FORCE = 256, OPT_NO_INHERIT };
+	static const struct option longopts[] = {
+		{ "extsize", required_argument, NULL, 'e' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "no-force", no_argument, NULL, OPT_NO_FORCE },
+		{ "recursive", no_argument, NULL, 'R' },
+		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct set_opts o = { .forcealign = -1, .inherit = true };
+	bool force = false, no_force = false;
+	_cleanup_free_ struct target *targets = NULL;
+	int c, status = EXIT_OK, n;
+
+	while ((c = getopt_long(argc, argv, "e:fRvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (parse_extsize_arg("--extsize", optarg, &o.extsize) != EXIT_OK)
+				return EXIT_USAGE;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case OPT_NO_FORCE:
+			no_force = true;
+			break;
+		case 'R':
+			o.recursive = true;
+			break;
+		case OPT_NO_INHERIT:
+			o.inherit = false;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, USAGE_HINT, "set");
+			return EXIT_USAGE;
+		}
+	}
+	if (force && no_force) {
+		warnx("--force and --no-force contradict each other");
+		return EXIT_USAGE;
+	}
+	if (force && !o.extsize) {
+		warnx("--force needs --extsize: forcealign aligns to the extent size hint");
+		return EXIT_USAGE;
+	}
+	if (!o.extsize && !no_force) {
+		warnx("nothing to set: give --extsize SIZE (and --force) or --no-force");
+		fprintf(stderr, USAGE_HINT, "set");
+		return EXIT_USAGE;
+	}
+	o.forcealign = force ? 1 : no_force ? 0 : -1;
+	n = argc - optind;
+	if (n <= 0) {
+		warnx("no path given");
+		fprintf(stderr, USAGE_HINT, "set");
+		return EXIT_USAGE;
+	}
+
+	targets = calloc(n, sizeof(*targets));
+	if (!targets)
+		err(EXIT_FAILED, "out of memory");
+	for (int i = 0; i < n; i++) {
+		int r = target_open(argv[optind + i], &targets[i]);
+
+		if (r == EXIT_OK)
+			r = validate(&targets[i], &o);
+		status = exit_worst(status, r);
+	}
+	if (status != EXIT_OK) {
+		warnx("nothing was changed");
+		goto out;
+	}
+
+	for (int i = 0; i < n; i++) {
+		const struct target *t = &targets[i];
+
+		if (o.recursive && S_ISDIR(t->st.st_mode))
+			status = exit_worst(status, set_tree(t, &o));
+		else if (o.recursive && target_has_data(t))
+			printf("%s: has data, left alone (realignment candidate)\n", t->path);
+		else
+			status = exit_worst(status, apply(t, &o));
+	}
+out:
+	for (int i = 0; i < n; i++)
+		target_close(&targets[i]);
+	return status;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Walk a directory tree by file descriptor, the way a root daemon over
+ * user-controlled paths must: every step is openat(O_NOFOLLOW) relative to its
+ * parent, symlinks are reported and never followed, and the walk never leaves
+ * the filesystem it started on.
+ */
+#ifndef EXTALIGN_WALK_H
+#define EXTALIGN_WALK_H
+
+#include <sys/stat.h>
+
+enum ea_walk_kind {
+	EA_WALK_DIR,	   /* fd open, visited before its entries */
+	EA_WALK_FILE,	   /* regular file, fd open */
+	EA_WALK_SYMLINK,   /* not followed, fd -1 */
+	EA_WALK_OTHER,	   /* device, fifo, socket: fd -1 */
+	EA_WALK_OTHER_FS,  /* mount point of another filesystem: not entered, fd -1 */
+	EA_WALK_ERROR,	   /* could not open or read: err set, fd -1 */
+};
+
+struct ea_walk_entry {
+	enum ea_walk_kind kind;
+	const char *path; /* the start path joined with the names below it */
+	int fd;
+	struct stat st;
+	int err; /* -errno for EA_WALK_ERROR */
+};
+
+/*
+ * Return 0 to go on, a positive value to stop the walk and have ea_walk()
+ * return it, or -errno to stop with that error.
+ */
+typedef int (*ea_walk_fn)(const struct ea_walk_entry *e, void *userdata);
+
+/*
+ * Visit the tree below the open directory dirfd, whose path (for messages
+ * only) is path.  dirfd itself is not visited.  Entries are sorted by name
+ * so runs are repeatable.  Returns 0, the callback's stop value, or -errno
+ * when the walk itself failed (out of memory).
+ */
+int ea_walk(int dirfd, const char *path, ea_walk_fn fn, void *userdata);
+
+#endif
