@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "extalign/atomic.h"
+#include "extalign/macro.h"
+
+const char *ea_atomic_state_str(enum ea_atomic_state s)
+{
+	switch (s) {
+	case EA_ATOMIC_UNKNOWN:
+		return "unknown";
+	case EA_ATOMIC_UNSUPPORTED:
+		return "unsupported";
+	case EA_ATOMIC_NONE:
+		return "none";
+	case EA_ATOMIC_YES:
+		return "yes";
+	}
+	return "unknown";
+}
+
+uint32_t ea_rounddown_pow2(uint32_t x)
+{
+	if (!x)
+		return 0;
+	return UINT32_C(1) << (31 - __builtin_clz(x));
+}
+
+static enum ea_atomic_state verdict(struct ea_atomic *ret, enum ea_atomic_state s, uint32_t min,
+				    uint32_t max, const char *reason)
+{
+	*ret = (struct ea_atomic){ .state = s, .reason = reason };
+	if (s == EA_ATOMIC_YES) {
+		ret->unit_min = min;
+		ret->unit_max = max;
+	}
+	return s;
+}
+
+enum ea_atomic_state ea_atomic_for_bdev(const struct ea_atomic_queue *q, bool partition,
+					uint64_t start_sect, struct ea_atomic *ret)
+{
+	uint32_t align;
+
+	if (!q->present)
+		return verdict(ret, EA_ATOMIC_UNSUPPORTED, 0, 0,
+			       "kernel has no atomic write limits in sysfs (before 6.11)");
+	if (!q->unit_min || !q->unit_max)
+		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "device reports no atomic writes");
+	/* The kernel publishes only powers of two; anything else is a bad capture. */
+	if (!is_power_of_2(q->unit_min) || !is_power_of_2(q->unit_max) ||
+	    q->unit_min > q->unit_max)
+		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "device atomic unit range is inconsistent");
+	if (partition) {
+		align = q->boundary > q->unit_min ? q->boundary : q->unit_min;
+		if ((start_sect * 512) % align)
+			return verdict(ret, EA_ATOMIC_NONE, 0, 0,
+				       q->boundary > q->unit_min
+					       ? "partition start not aligned to atomic boundary"
+					       : "partition start not aligned to atomic unit");
+		return verdict(ret, EA_ATOMIC_YES, q->unit_min, q->unit_max,
+			       "partition aligned to disk's atomic unit");
+	}
+	return verdict(ret, EA_ATOMIC_YES, q->unit_min, q->unit_max, "device atomic write limits");
+}
+
+enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f, const struct ea_atomic *dev,
+				      struct ea_atomic *ret)
+{
+	uint32_t min, max, limit;
+	const char *why;
+
+	if (f->fs == EA_FS_XFS)
+		return verdict(ret, EA_ATOMIC_UNKNOWN, 0, 0,
+			       "XFS decides in the kernel; --probe measures it");
+	if (f->fs != EA_FS_EXT4)
+		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "filesystem has no atomic writes");
+	if (dev->state != EA_ATOMIC_YES)
+		return verdict(ret, dev->state, 0, 0, "device below has no atomic writes");
+	if (!f->block_size)
+		return verdict(ret, EA_ATOMIC_UNKNOWN, 0, 0, "filesystem block size unknown");
+
+	/*
+	 * ext4 never issues an atomic write smaller than a block, and never
+	 * one larger than what its allocator keeps physically contiguous and
+	 * aligned: a block, a bigalloc cluster, or (our series) a forcealign
+	 * extent size unit.
+	 */
+	if (f->extsize && f->forcealign) {
+		limit = f->extsize;
+		why = "ext4 extsize+forcealign: up to the extent size";
+	} else if (f->cluster_size > f->block_size) {
+		limit = f->cluster_size;
+		why = "ext4 bigalloc: up to the cluster size";
+	} else {
+		limit = f->block_size;
+		why = "ext4: one filesystem block";
+	}
+	min = f->block_size > dev->unit_min ? f->block_size : dev->unit_min;
+	max = ea_rounddown_pow2(limit < dev->unit_max ? limit : dev->unit_max);
+	if (min > max)
+		return verdict(ret, EA_ATOMIC_NONE, 0, 0,
+			       f->block_size > dev->unit_max
+				       ? "block size above the device's atomic unit maximum"
+				       : "block size below the device's atomic unit minimum");
+	return verdict(ret, EA_ATOMIC_YES, min, max, why);
+}
+
+int ea_statx(int dirfd, const char *path, int flags, unsigned mask, struct ea_statx *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	/* glibc's statx() wants its own struct type: go to the kernel directly. */
+	if (syscall(SYS_statx, dirfd, path, flags, mask, ret) < 0)
+		return negative_errno();
+	return 0;
+}
+
+enum ea_atomic_state ea_atomic_from_statx(const struct ea_statx *stx, bool is_bdev,
+					  struct ea_atomic *ret)
+{
+	if (!(stx->stx_mask & STATX_WRITE_ATOMIC))
+		return verdict(ret, EA_ATOMIC_UNSUPPORTED, 0, 0,
+			       is_bdev ? "statx: kernel or device does not report atomic writes"
+				       : "statx: kernel or filesystem does not report atomic writes");
+	if (!stx->stx_atomic_write_unit_min || !stx->stx_atomic_write_unit_max)
+		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "statx: reported, zero unit");
+	return verdict(ret, EA_ATOMIC_YES, stx->stx_atomic_write_unit_min,
+		       stx->stx_atomic_write_unit_max, "statx: kernel reports these limits");
+}
+
+int ea_atomic_statx(int dirfd, const char *path, int flags, struct ea_atomic *ret)
+{
+	struct ea_statx stx;
+	int r;
+
+	r = ea_statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_WRITE_ATOMIC, &stx);
+	if (r < 0)
+		return r;
+	ea_atomic_from_statx(&stx, S_ISBLK(stx.stx_mode), ret);
+	return 0;
+}
+
+int ea_atomic_probe_dir(const char *dir, struct ea_atomic *ret)
+{
+	_cleanup_close_ int fd = -1;
+
+	/*
+	 * O_DIRECT as a database would open it: some filesystems decide at
+	 * open time; a filesystem without O_DIRECT fails here, which is an
+	 * answer too.
+	 */
+	fd = open(dir, O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EINVAL)
+		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : negative_errno();
+	return ea_atomic_statx(fd, "", AT_EMPTY_PATH, ret);
+}
