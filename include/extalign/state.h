@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What extalignd is doing, as it publishes it in /run/extalign/state for
+ * `extalign status`.  A text file, one record per line, fields separated by
+ * tabs, every field escaped (backslash, tab, newline and other control bytes
+ * as \\ \t \n \xHH) so that paths users chose cannot forge records:
+ *
+ *	extalign-state	1
+ *	pid	1234
+ *	counter	files_hinted	17
+ *	mark	/srv/db	xfs	fanotify-filesystem
+ *	error	<realtime usec>	<errno>	<rule>	<path>	<message>
+ *	late	<realtime usec>	<rule>	<path>	<queue state>
+ *
+ * Readers ignore record types and counters they do not know, so the daemon
+ * can grow the format without breaking an older `extalign status`.
+ */
+#ifndef EXTALIGN_STATE_H
+#define EXTALIGN_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define EA_STATE_VERSION 1
+#define EA_STATE_DIR "/run/extalign"
+#define EA_STATE_FILE "state"
+
+enum ea_state_counter {
+	EA_CNT_EVENTS,		/* filesystem events read */
+	EA_CNT_DIRS_INHERIT,	/* directories given inheritance by us */
+	EA_CNT_DIRS_INHERITED,	/* directories that already had it (kernel) */
+	EA_CNT_FILES_HINTED,	/* empty files hinted by us */
+	EA_CNT_FILES_INHERITED, /* files that got the hint from the kernel */
+	EA_CNT_FILES_LATE,	/* already had data: realignment candidates */
+	EA_CNT_UNSUPPORTED,	/* kernel kept nothing of the hint */
+	EA_CNT_ERRORS,		/* any other failure */
+	EA_CNT_SKIPPED,		/* symlinks, hard links, devices, other mounts */
+	EA_CNT_OVERFLOWS,	/* event queue overflows */
+	EA_CNT_RESCANS,		/* trees walked after an overflow or a move */
+	EA_CNT_RELOADS,		/* configurations swapped in */
+	EA_CNT_RELOAD_FAILURES, /* configurations refused, old rules kept */
+	EA_CNT_JOBS_DONE,	/* realignment jobs that finished */
+	EA_CNT_JOBS_FAILED,	/* realignment jobs that failed */
+	_EA_CNT_MAX,
+};
+
+/* The counter's name in the file and in JSON, e.g. "files_hinted". */
+const char *ea_state_counter_name(enum ea_state_counter c);
+/* The counter for a name, or -1. */
+int ea_state_counter_from_name(const char *name);
+
+struct ea_state_mark {
+	char *path;   /* where the mark was placed */
+	char *fstype; /* "xfs", "ext4", ... */
+	char *how;    /* "fanotify-filesystem", "fanotify-mount", "inotify" */
+};
+
+struct ea_state_error {
+	uint64_t usec; /* CLOCK_REALTIME */
+	int err;       /* positive errno, 0 when none applies */
+	char *rule;
+	char *path;
+	char *msg;
+};
+
+struct ea_state_late {
+	uint64_t usec; /* when it was found */
+	char *rule;
+	char *path;
+	char *queue; /* "queued", "running", "done", "failed", "no-engine" */
+};
+
+struct ea_state {
+	unsigned version;
+	pid_t pid;
+	uint64_t started_usec; /* CLOCK_REALTIME */
+	uint64_t updated_usec;
+	char *config;  /* path of the configuration in use */
+	char *watcher; /* "fanotify" or "inotify" */
+	char *phase;   /* "starting", "running", "reloading", "stopping" */
+	unsigned rules;
+	uint64_t counters[_EA_CNT_MAX];
+	struct ea_state_mark *marks;
+	size_t n_marks;
+	struct ea_state_error *errors;
+	size_t n_errors;
+	struct ea_state_late *late;
+	size_t n_late;
+};
+
+void ea_state_free(struct ea_state *s);
+
+/* Append copies of the strings; -ENOMEM or 0.  NULL strings become "". */
+int ea_state_add_mark(struct ea_state *s, const char *path, const char *fstype, const char *how);
+int ea_state_add_error(struct ea_state *s, uint64_t usec, int err, const char *rule,
+		       const char *path, const char *msg);
+int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const char *path,
+		      const char *queue);
+
+/* Serialize into a malloc()ed, NUL-terminated buffer. */
+int ea_state_format(const struct ea_state *s, char **ret, size_t *len);
+
+/*
+ * Parse a buffer written by ea_state_format().  Returns 0, -EBADMSG for a
+ * malformed file (*bad_line set to its 1-based number when not NULL),
+ * -EPROTONOSUPPORT for a newer major version, -ENOMEM.
+ */
+int ea_state_parse(const char *buf, size_t len, struct ea_state *ret, unsigned *bad_line);
+
+/*
+ * Replace name under dirfd atomically (a temporary file renamed over it),
+ * so a reader sees the old or the new state and never half of one.
+ */
+int ea_state_write_at(int dirfd, const char *name, const struct ea_state *s);
+int ea_state_read_at(int dirfd, const char *name, struct ea_state *ret, unsigned *bad_line);
+
+/* Field escaping as used by the file; exposed for tests.  malloc()ed results. */
+char *ea_state_escape(const char *s);
+/* -EBADMSG for a bad escape sequence or an escaped NUL. */
+int ea_state_unescape(const char *s, size_t len, char **ret);
+
+#endif
