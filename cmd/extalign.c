@@ -22,6 +22,7 @@ static const struct subcommand {
 	{ "get", "show", cmd_get, "show the hints of files and directories" },
 	{ "clear", NULL, cmd_clear, "remove extent size hints and forcealign" },
 	{ "check", NULL, cmd_check, "check that a file's extents are aligned (FIEMAP)" },
+	{ "devices", NULL, cmd_devices, "atomic write limits of devices, filesystems and files" },
 };
 
 static void usage(FILE *out)
