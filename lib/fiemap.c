@@ -33,12 +33,18 @@ int ea_fiemap_read(int fd, struct ea_extent **ret, size_t *count)
 	uint64_t start = 0;
 	bool last = false;
 
-	fm = malloc(sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent));
+	const size_t fm_size = sizeof(*fm) + FIEMAP_BATCH * sizeof(struct fiemap_extent);
+
+	fm = malloc(fm_size);
 	if (!fm)
 		return -ENOMEM;
 
 	while (!last) {
-		memset(fm, 0, sizeof(*fm));
+		/*
+		 * All of it, not just the header: the extents are written by
+		 * the kernel, which valgrind cannot see through this ioctl.
+		 */
+		memset(fm, 0, fm_size);
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
 		fm->fm_flags = FIEMAP_FLAG_SYNC;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Usage errors and paths extalign must refuse, each with a clear message.
 . "$(dirname "$0")/lib.sh"
+use_valgrind
 
 expect_exit 0 "$EXTALIGN" --help
 expect_in out "Commands:"

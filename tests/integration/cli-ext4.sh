@@ -1,6 +1,7 @@
 #!/bin/bash
 # On an ext4 whose kernel keeps no extent size hint, set must say so and fail.
 . "$(dirname "$0")/lib.sh"
+use_valgrind
 mnt=$(mkfs_mount ext4 128 -b 4096)
 touch "$mnt/f"
 mkdir "$mnt/d"

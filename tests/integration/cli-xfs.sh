@@ -1,6 +1,7 @@
 #!/bin/bash
 # extalign set/get/clear/check on a real XFS, with xfs_io as the reference.
 . "$(dirname "$0")/lib.sh"
+use_valgrind
 need_cmd xfs_io
 mnt=$(mkfs_mount xfs 300)
 

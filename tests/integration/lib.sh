@@ -83,3 +83,17 @@ has_xflag() {
 	x=$(xfs_io -c stat "$1" | awk '/fsxattr.xflags/ { print $3 }')
 	(( (x & $2) != 0 ))
 }
+
+# use_valgrind: from here on run $EXTALIGN under valgrind (when installed), so
+# leaks and memory errors on real paths fail the test (exit 99).
+use_valgrind() {
+	command -v valgrind >/dev/null || return 0
+	local real=$EXTALIGN
+	EXTALIGN=$WORK/extalign-vg
+	cat >"$EXTALIGN" <<VG
+#!/bin/sh
+exec valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect --error-exitcode=99 "$real" "\$@"
+VG
+	chmod 755 "$EXTALIGN"
+}
