@@ -84,16 +84,16 @@ static void print_extents(const char *path, const struct ea_extent *ext, size_t 
 		       (unsigned long long)e->physical, (unsigned long long)e->length,
 		       e->logical % unit ? "logical-start-off " : "",
 		       (e->flags & EA_EXTENT_UNKNOWN_PHYS) ? "no-physical "
-		       : e->physical % unit			? "physical-start-off "
-								: "",
+		       : e->physical % unit		   ? "physical-start-off "
+							   : "",
 		       (e->flags & EA_EXTENT_UNWRITTEN) ? "unwritten " : "",
 		       (e->flags & EA_EXTENT_NOT_ALIGNED) ? "not-aligned " : "",
 		       (e->flags & EA_EXTENT_LAST) ? "last" : "");
 	}
 }
 
-static int check_one(struct libscols_table *tb, const struct target *t,
-		     const struct check_opts *o, bool *logical_only)
+static int check_one(struct libscols_table *tb, const struct target *t, const struct check_opts *o,
+		     bool *logical_only)
 {
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
@@ -167,7 +167,7 @@ int cmd_check(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	_cleanup_(tablep) struct libscols_table *tb = NULL;
 	struct check_opts o = { 0 };
@@ -232,7 +232,8 @@ int cmd_check(int argc, char **argv)
 	if (scols_table_get_nlines(tb) > 0 || o.json)
 		scols_print_table(tb);
 	if (logical_only && !o.json)
-		fputs("\nlogical-only: the extents start on unit boundaries in the file but not on\n"
+		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
+		      "on\n"
 		      "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"
 		      "only with stripe alignment (mkfs.xfs -d su=64k,sw=1, mount -o swalloc);\n"
 		      "ext4 with forcealign (extalign set --force) on a patched kernel.\n",

@@ -24,7 +24,7 @@ int cmd_clear(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	_cleanup_free_ struct target *targets = NULL;
 	bool verbose = false;

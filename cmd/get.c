@@ -112,7 +112,7 @@ int cmd_get(int argc, char **argv)
 		{ "bytes", no_argument, NULL, 'b' },
 		{ "noheadings", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	_cleanup_(tablep) struct libscols_table *tb = NULL;
 	bool json = false, raw = false, noheadings = false;

@@ -181,7 +181,7 @@ int cmd_set(int argc, char **argv)
 		{ "no-inherit", no_argument, NULL, OPT_NO_INHERIT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
-		{}
+		{},
 	};
 	struct set_opts o = { .forcealign = -1, .inherit = true };
 	bool force = false, no_force = false;

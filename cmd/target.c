@@ -77,8 +77,8 @@ int parse_extsize_arg(const char *opt, const char *value, uint32_t *ret)
 		return EXIT_USAGE;
 	}
 	if (r < 0) {
-		warnx("%s '%s': not a size; use bytes or a binary suffix, e.g. 65536, 64k, 1M",
-		      opt, value);
+		warnx("%s '%s': not a size; use bytes or a binary suffix, e.g. 65536, 64k, 1M", opt,
+		      value);
 		return EXIT_USAGE;
 	}
 	p = ea_extsize_check(v, 0);
@@ -103,5 +103,5 @@ int report_hint_error(const struct target *t, int err, unsigned dropped, bool wa
 
 	warnx("%s: %s", t->path, ea_hint_strerror(&f, msg, sizeof(msg)));
 	return ea_hint_failure_kind(&f) == EA_HINT_FAIL_UNSUPPORTED ? EXIT_UNSUPPORTED
-								     : EXIT_FAILED;
+								    : EXIT_FAILED;
 }

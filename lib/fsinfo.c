@@ -14,12 +14,18 @@ static const struct {
 	unsigned long magic;
 	const char *name;
 } fs_names[] = {
-	{ EXT4_SUPER_MAGIC, "ext4" },	{ XFS_SUPER_MAGIC, "xfs" },
-	{ BTRFS_SUPER_MAGIC, "btrfs" }, { TMPFS_MAGIC, "tmpfs" },
-	{ 0x65735546, "fuse" },		{ NFS_SUPER_MAGIC, "nfs" },
-	{ OVERLAYFS_SUPER_MAGIC, "overlay" }, { 0x2011BAB0, "exfat" },
-	{ MSDOS_SUPER_MAGIC, "vfat" },	{ F2FS_SUPER_MAGIC, "f2fs" },
-	{ PROC_SUPER_MAGIC, "proc" },	{ SYSFS_MAGIC, "sysfs" },
+	{ EXT4_SUPER_MAGIC, "ext4" },
+	{ XFS_SUPER_MAGIC, "xfs" },
+	{ BTRFS_SUPER_MAGIC, "btrfs" },
+	{ TMPFS_MAGIC, "tmpfs" },
+	{ 0x65735546, "fuse" },
+	{ NFS_SUPER_MAGIC, "nfs" },
+	{ OVERLAYFS_SUPER_MAGIC, "overlay" },
+	{ 0x2011BAB0, "exfat" },
+	{ MSDOS_SUPER_MAGIC, "vfat" },
+	{ F2FS_SUPER_MAGIC, "f2fs" },
+	{ PROC_SUPER_MAGIC, "proc" },
+	{ SYSFS_MAGIC, "sysfs" },
 	{ RAMFS_MAGIC, "ramfs" },
 };
 

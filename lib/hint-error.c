@@ -8,8 +8,8 @@
 
 enum ea_hint_failure_kind ea_hint_failure_kind(const struct ea_hint_failure *f)
 {
-	if (f->dropped & (EA_DROPPED_EXTSIZE | EA_DROPPED_FORCEALIGN | EA_DROPPED_INHERIT |
-			  EA_DROPPED_CLEAR))
+	if (f->dropped &
+	    (EA_DROPPED_EXTSIZE | EA_DROPPED_FORCEALIGN | EA_DROPPED_INHERIT | EA_DROPPED_CLEAR))
 		return EA_HINT_FAIL_UNSUPPORTED;
 	if (f->err == -EOPNOTSUPP || f->err == -ENOTTY)
 		return EA_HINT_FAIL_UNSUPPORTED;
@@ -27,7 +27,8 @@ char *ea_hint_strerror(const struct ea_hint_failure *f, char *buf, size_t len)
 		snprintf(buf, len, "this kernel's %s does not support extent size hints", fs);
 	else if (f->dropped & EA_DROPPED_INHERIT)
 		snprintf(buf, len,
-			 "this kernel's %s does not support extent size hint inheritance on directories",
+			 "this kernel's %s does not support extent size hint inheritance on "
+			 "directories",
 			 fs);
 	else if (f->dropped & EA_DROPPED_FORCEALIGN)
 		snprintf(buf, len, "this kernel's %s does not support forcealign", fs);

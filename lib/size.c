@@ -10,10 +10,10 @@ static const struct {
 	const char *name;
 	unsigned shift;
 } suffixes[] = {
-	{ "", 0 },	 { "k", 10 },  { "K", 10 },  { "KiB", 10 }, { "m", 20 },  { "M", 20 },
-	{ "MiB", 20 }, { "g", 30 },  { "G", 30 },  { "GiB", 30 }, { "t", 40 },  { "T", 40 },
-	{ "TiB", 40 }, { "p", 50 },  { "P", 50 },  { "PiB", 50 }, { "e", 60 },  { "E", 60 },
-	{ "EiB", 60 },
+	{ "", 0 },     { "k", 10 },   { "K", 10 },   { "KiB", 10 }, { "m", 20 },
+	{ "M", 20 },   { "MiB", 20 }, { "g", 30 },   { "G", 30 },   { "GiB", 30 },
+	{ "t", 40 },   { "T", 40 },   { "TiB", 40 }, { "p", 50 },   { "P", 50 },
+	{ "PiB", 50 }, { "e", 60 },   { "E", 60 },   { "EiB", 60 },
 };
 
 int ea_size_parse(const char *s, uint64_t max, uint64_t *ret)

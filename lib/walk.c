@@ -93,7 +93,9 @@ static int walk_dir(int dirfd, const char *path, dev_t dev, ea_walk_fn fn, void 
 
 	r = read_names(dirfd, &names);
 	if (r < 0) {
-		struct ea_walk_entry e = { .kind = EA_WALK_ERROR, .path = path, .fd = -1, .err = r };
+		struct ea_walk_entry e = {
+			.kind = EA_WALK_ERROR, .path = path, .fd = -1, .err = r
+		};
 
 		return fn(&e, userdata);
 	}

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 enum {
-	EA_EXTENT_LAST = 1 << 0,	  /* FIEMAP_EXTENT_LAST */
-	EA_EXTENT_UNWRITTEN = 1 << 1,	  /* allocated, reads as zeros */
-	EA_EXTENT_UNKNOWN_PHYS = 1 << 2,  /* delalloc, inline, ...: no physical */
-	EA_EXTENT_NOT_ALIGNED = 1 << 3,	  /* FIEMAP_EXTENT_NOT_ALIGNED, inline data */
+	EA_EXTENT_LAST = 1 << 0,	 /* FIEMAP_EXTENT_LAST */
+	EA_EXTENT_UNWRITTEN = 1 << 1,	 /* allocated, reads as zeros */
+	EA_EXTENT_UNKNOWN_PHYS = 1 << 2, /* delalloc, inline, ...: no physical */
+	EA_EXTENT_NOT_ALIGNED = 1 << 3,	 /* FIEMAP_EXTENT_NOT_ALIGNED, inline data */
 };
 
 struct ea_extent {
@@ -30,7 +30,7 @@ struct ea_extent {
 int ea_fiemap_read(int fd, struct ea_extent **ret, size_t *count);
 
 struct ea_align_report {
-	size_t extents;		 /* after merging contiguous neighbours */
+	size_t extents;		    /* after merging contiguous neighbours */
 	size_t misaligned_logical;  /* logical start or length off the unit */
 	size_t misaligned_physical; /* physical start or length off the unit */
 	size_t unknown_physical;    /* no physical address to judge */

@@ -11,9 +11,9 @@
 
 /*
  * Parse a size: decimal digits, optionally followed by one of the binary
- * suffixes k K KiB, m M MiB, g G GiB (and t, p, e likewise).  Leading zeros are decimal, never octal;
- * signs, spaces, hex and fractions are rejected.  Returns 0, -EINVAL for a
- * malformed string or -ERANGE when the value exceeds max.
+ * suffixes k K KiB, m M MiB, g G GiB (and t, p, e likewise).  Leading zeros are decimal, never
+ * octal; signs, spaces, hex and fractions are rejected.  Returns 0, -EINVAL for a malformed string
+ * or -ERANGE when the value exceeds max.
  */
 int ea_size_parse(const char *s, uint64_t max, uint64_t *ret);
 

@@ -11,12 +11,12 @@
 #include <sys/stat.h>
 
 enum ea_walk_kind {
-	EA_WALK_DIR,	   /* fd open, visited before its entries */
-	EA_WALK_FILE,	   /* regular file, fd open */
-	EA_WALK_SYMLINK,   /* not followed, fd -1 */
-	EA_WALK_OTHER,	   /* device, fifo, socket: fd -1 */
-	EA_WALK_OTHER_FS,  /* mount point of another filesystem: not entered, fd -1 */
-	EA_WALK_ERROR,	   /* could not open or read: err set, fd -1 */
+	EA_WALK_DIR,	  /* fd open, visited before its entries */
+	EA_WALK_FILE,	  /* regular file, fd open */
+	EA_WALK_SYMLINK,  /* not followed, fd -1 */
+	EA_WALK_OTHER,	  /* device, fifo, socket: fd -1 */
+	EA_WALK_OTHER_FS, /* mount point of another filesystem: not entered, fd -1 */
+	EA_WALK_ERROR,	  /* could not open or read: err set, fd -1 */
 };
 
 struct ea_walk_entry {

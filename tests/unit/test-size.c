@@ -27,8 +27,8 @@ static const struct {
 };
 
 static const char *const malformed[] = {
-	"",     "-1",	"+1",  " 1",   "1 ",   "0x10", "1.5k", "k",   "16kb", "16KB",
-	"16ki", "16Kib", "1mb", "1MB", "12q",  "1e3",  "--",   "1,024", "１",  "16k\n",
+	"",	"-1",	 "+1",	" 1",  "1 ",  "0x10", "1.5k", "k",     "16kb", "16KB",
+	"16ki", "16Kib", "1mb", "1MB", "12q", "1e3",  "--",   "1,024", "１",   "16k\n",
 };
 
 START_TEST(test_parse_good)
@@ -76,7 +76,8 @@ START_TEST(test_extsize_rules)
 	ck_assert_int_eq(ea_extsize_check(512, 0), EA_EXTSIZE_OK);
 	for (int p = EA_EXTSIZE_OK; p <= EA_EXTSIZE_TOO_LARGE; p++)
 		ck_assert_ptr_nonnull(ea_extsize_problem_str(p));
-	ck_assert_str_eq(ea_extsize_problem_str(EA_EXTSIZE_NOT_POWER_OF_2), "is not a power of two");
+	ck_assert_str_eq(ea_extsize_problem_str(EA_EXTSIZE_NOT_POWER_OF_2),
+			 "is not a power of two");
 }
 END_TEST
 
@@ -86,9 +87,17 @@ START_TEST(test_format)
 		uint64_t in;
 		const char *want;
 	} cases[] = {
-		{ 0, "0" },	      { 1, "1" },	    { 4095, "4095" },	{ 4096, "4K" },
-		{ 16384, "16K" },     { 1536, "1536" },	    { 1048576, "1M" },	{ 3ULL << 30, "3G" },
-		{ 1ULL << 40, "1T" }, { 1ULL << 60, "1E" }, { 15ULL << 60, "15E" },
+		{ 0, "0" },
+		{ 1, "1" },
+		{ 4095, "4095" },
+		{ 4096, "4K" },
+		{ 16384, "16K" },
+		{ 1536, "1536" },
+		{ 1048576, "1M" },
+		{ 3ULL << 30, "3G" },
+		{ 1ULL << 40, "1T" },
+		{ 1ULL << 60, "1E" },
+		{ 15ULL << 60, "15E" },
 		{ (1ULL << 20) + 1024, "1025K" },
 	};
 	char buf[EA_SIZE_BUFSZ];
