@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The data copy of realignment and its verification.  Plain reads and
+ * writes (or O_DIRECT), never reflink or copy_file_range: those would share
+ * or reuse the old, misaligned blocks, which is what we want to get rid of.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "extalign/macro.h"
+#include "realign-internal.h"
+
+int ea_ranges_read(int fd, uint64_t size, struct ea_range **ret, size_t *n)
+{
+	_cleanup_free_ struct ea_range *r = NULL;
+	size_t cnt = 0, cap = 0;
+	off_t pos = 0;
+
+	while ((uint64_t)pos < size) {
+		off_t data = lseek(fd, pos, SEEK_DATA), hole;
+
+		if (data < 0) {
+			if (errno == ENXIO) /* nothing but hole up to EOF */
+				break;
+			if (errno != EINVAL && errno != EOPNOTSUPP)
+				return negative_errno();
+			/* No SEEK_DATA here: treat it all as data. */
+			data = pos;
+			hole = (off_t)size;
+		} else {
+			hole = lseek(fd, data, SEEK_HOLE);
+			if (hole < 0)
+				return negative_errno();
+		}
+		if ((uint64_t)data >= size)
+			break;
+		if ((uint64_t)hole > size)
+			hole = (off_t)size;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct ea_range *p = reallocarray(r, ncap, sizeof(*r));
+
+			if (!p)
+				return -ENOMEM;
+			r = p;
+			cap = ncap;
+		}
+		r[cnt++] = (struct ea_range){ (uint64_t)data, (uint64_t)hole };
+		pos = hole;
+	}
+	*ret = TAKE_PTR(r);
+	*n = cnt;
+	return 0;
+}
+
+/* Sleep ns in slices, so a cancel or a lease break is seen within 100 ms. */
+static int throttle(const struct rl_ctx *c, uint64_t ns)
+{
+	while (ns) {
+		uint64_t slice = ns < 100000000ULL ? ns : 100000000ULL;
+		struct timespec ts = { (time_t)(slice / 1000000000ULL),
+				       (long)(slice % 1000000000ULL) };
+		int r;
+
+		nanosleep(&ts, NULL);
+		ns -= slice;
+		r = rl_interrupted(c);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* Read up to n bytes at off; fewer only at end of file. */
+static ssize_t read_full(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (k == 0)
+			break;
+		got += (size_t)k;
+		/* O_DIRECT: a short read that is not block-sized means EOF. */
+	}
+	return (ssize_t)got;
+}
+
+static int write_full(int fd, const void *buf, size_t n, uint64_t off)
+{
+	size_t put = 0;
+
+	while (put < n) {
+		ssize_t k = pwrite(fd, (const char *)buf + put, n - put, (off_t)(off + put));
+
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (k == 0)
+			return -EIO;
+		put += (size_t)k;
+	}
+	return 0;
+}
+
+static uint64_t ranges_bytes(const struct ea_range *r, size_t n)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += r[i].end - r[i].start;
+	return total;
+}
+
+int rl_copy(struct rl_ctx *c, uint64_t *csum)
+{
+	_cleanup_free_ struct ea_range *r = NULL;
+	uint64_t size = (uint64_t)c->st.st_size, total, done = 0;
+	/* Word-aligned ranges keep the checksum's framing; O_DIRECT needs blocks. */
+	uint64_t align = c->direct ? c->dio_align : 8;
+	struct ea_csum cs;
+	size_t n;
+	int ret;
+
+	ret = ea_ranges_read(c->fd, size, &r, &n);
+	if (ret < 0)
+		return ret;
+	n = ea_ranges_align(r, n, align, size);
+	total = ranges_bytes(r, n);
+	ea_csum_init(&cs);
+	rl_progress(c, EA_PHASE_COPY, 0, total);
+
+	for (size_t i = 0; i < n; i++) {
+		for (uint64_t off = r[i].start; off < r[i].end;) {
+			size_t want = (size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
+			ssize_t got = read_full(c->fd, c->buf, want, off);
+			size_t put;
+
+			if (got < 0)
+				return (int)got;
+			if (got == 0)
+				break; /* shrank under us: the final check will say so */
+			ea_csum_update(&cs, off, c->buf, (size_t)got);
+			put = (size_t)got;
+			if (c->direct && put % c->dio_align) {
+				/* The tail: write whole blocks, truncate to size below. */
+				size_t up = (put + c->dio_align - 1) / c->dio_align * c->dio_align;
+
+				memset((char *)c->buf + put, 0, up - put);
+				put = up;
+			}
+			ret = write_full(c->tmpfd, c->buf, put, off);
+			if (ret < 0)
+				return ret;
+			off += (uint64_t)got;
+			done += (uint64_t)got;
+			rl_progress(c, EA_PHASE_COPY, done, total);
+			c->res->bytes_copied = done;
+
+			ret = rl_interrupted(c);
+			if (ret)
+				return ret;
+			ret = throttle(c, ea_ratelimit_account(c->o->ratelimit, (uint64_t)got,
+							       rl_now_ns()));
+			if (ret)
+				return ret;
+			if ((size_t)got < want)
+				break;
+		}
+	}
+	if (ftruncate(c->tmpfd, (off_t)size) < 0 || fsync(c->tmpfd) < 0)
+		return negative_errno();
+	*csum = ea_csum_final(&cs);
+	return 0;
+}
+
+int rl_verify(struct rl_ctx *c, uint64_t csum)
+{
+	_cleanup_free_ struct ea_range *r = NULL;
+	uint64_t size = (uint64_t)c->st.st_size, total, done = 0;
+	struct ea_csum cs;
+	struct stat st;
+	size_t n;
+	int ret;
+
+	if (fstat(c->tmpfd, &st) < 0)
+		return negative_errno();
+	if ((uint64_t)st.st_size != size)
+		return -EIO;
+	/*
+	 * Read what is on disk, not what we left in the page cache: O_DIRECT
+	 * does, and in buffered mode the clean pages (fsync ran) are dropped.
+	 */
+	if (!c->direct)
+		posix_fadvise(c->tmpfd, 0, 0, POSIX_FADV_DONTNEED);
+	ret = ea_ranges_read(c->tmpfd, size, &r, &n);
+	if (ret < 0)
+		return ret;
+	n = ea_ranges_align(r, n, c->direct ? c->dio_align : 8, size);
+	total = ranges_bytes(r, n);
+	ea_csum_init(&cs);
+	rl_progress(c, EA_PHASE_VERIFY, 0, total);
+	for (size_t i = 0; i < n; i++) {
+		for (uint64_t off = r[i].start; off < r[i].end;) {
+			size_t want = (size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
+			ssize_t got = read_full(c->tmpfd, c->buf, want, off);
+
+			if (got < 0)
+				return (int)got;
+			if (got == 0)
+				break;
+			ea_csum_update(&cs, off, c->buf, (size_t)got);
+			off += (uint64_t)got;
+			done += (uint64_t)got;
+			rl_progress(c, EA_PHASE_VERIFY, done, total);
+			ret = rl_interrupted(c);
+			if (ret)
+				return ret;
+			if ((size_t)got < want)
+				break;
+		}
+	}
+	c->res->checksum = csum;
+	return ea_csum_final(&cs) == csum ? 0 : -EIO;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Shared between the lib/realign*.c files only; not installed, not API. */
+#ifndef EXTALIGN_REALIGN_INTERNAL_H
+#define EXTALIGN_REALIGN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "extalign/realign.h"
+
+/* Interruptions of a copy, as negative returns next to -errno values. */
+#define RL_LEASE_BROKEN (-ENOLCK) /* F_GETLEASE no longer F_WRLCK */
+#define RL_CANCELLED (-ECANCELED) /* cancel callback or deadline */
+
+#define RL_CHUNK (1U << 20) /* bytes per read/write: big enough to stream */
+
+/* One file's job. */
+struct rl_ctx {
+	const struct ea_realign_opts *o;
+	struct ea_realign_result *res;
+	const char *path;
+	const char *base; /* last component of path, inside dirfd */
+	int fd;		  /* the original, O_RDWR, carrying our write lease */
+	int tmpfd;	  /* the O_TMPFILE copy */
+	int dirfd;
+	struct stat st; /* the original when the lease was taken */
+	bool direct;	/* O_DIRECT on both descriptors */
+	uint64_t dio_align;
+	void *buf; /* RL_CHUNK bytes, aligned for O_DIRECT */
+};
+
+uint64_t rl_now_ns(void);
+
+/* 0, RL_LEASE_BROKEN or RL_CANCELLED. */
+int rl_interrupted(const struct rl_ctx *c);
+void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done,
+		 uint64_t total);
+
+/* realign-copy.c */
+int rl_copy(struct rl_ctx *c, uint64_t *csum);
+int rl_verify(struct rl_ctx *c, uint64_t csum);
+
+/* realign-meta.c: before any data is written, what affects allocation. */
+int rl_meta_early(int from, int to);
+/* Owner, mode, xattrs (ACLs too), inode flags, then times. */
+int rl_meta_copy(int from, int to, const struct stat *st);
+int rl_restore_times(int fd, const struct stat *st);
+
+/* realign-swap.c: 0 when swapped, -EOPNOTSUPP when no swap path applies. */
+int rl_swap_keep_inode(struct rl_ctx *c);
+int rl_swap_rename(struct rl_ctx *c);
+/* True for answers meaning "this swap does not exist here", not "it failed". */
+bool rl_swap_unavailable(int err);
+/* 0 while size, nlink, mtime, ctime are as at the start and the lease holds;
+ * RL_LEASE_BROKEN, -ESTALE (changed) or -errno otherwise. */
+int rl_unchanged(const struct rl_ctx *c);
+
+/* realign-state.c: a locked record that names a leftover until it is gone. */
+struct rl_record {
+	int fd;	 /* locked record file, -1 when none */
+	int sdir; /* the state directory */
+	char name[EA_REALIGN_LEFTOVER_MAX];
+};
+int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r);
+void rl_record_remove(struct rl_record *r);
+
+#endif

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Pure helpers of realignment: names, range maths, checksum, rate limit. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "extalign/macro.h"
+#include "extalign/realign.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+/* Credit a limiter may save up while the job waits between files. */
+#define RATELIMIT_BURST_NS NSEC_PER_SEC
+
+void ea_ratelimit_init(struct ea_ratelimit *rl, uint64_t rate, uint64_t now_ns)
+{
+	*rl = (struct ea_ratelimit){ .rate = rate, .start_ns = now_ns };
+}
+
+uint64_t ea_ratelimit_account(struct ea_ratelimit *rl, uint64_t n, uint64_t now_ns)
+{
+	unsigned __int128 due;
+	uint64_t elapsed;
+
+	if (!rl || !rl->rate)
+		return 0;
+	rl->bytes += n;
+	/* 128 bits: bytes * 1e9 overflows 64 bits after 18 GB. */
+	due = (unsigned __int128)rl->bytes * NSEC_PER_SEC / rl->rate;
+	elapsed = now_ns > rl->start_ns ? now_ns - rl->start_ns : 0;
+	if (due > elapsed)
+		return (uint64_t)(due - elapsed);
+	/*
+	 * Behind schedule (a pause between files, a slow disk): cap the credit
+	 * so that the next files do not run unlimited until it is used up.
+	 */
+	if (elapsed - due > RATELIMIT_BURST_NS)
+		rl->start_ns = now_ns - (uint64_t)due - RATELIMIT_BURST_NS;
+	return 0;
+}
+
+void ea_realign_leftover_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t ino,
+			      uint64_t rnd)
+{
+	snprintf(buf, EA_REALIGN_LEFTOVER_MAX, EA_REALIGN_LEFTOVER_PREFIX "%" PRIu64 ".%016" PRIx64,
+		 ino, rnd);
+}
+
+bool ea_realign_leftover_parse(const char *name, uint64_t *ino)
+{
+	const size_t plen = strlen(EA_REALIGN_LEFTOVER_PREFIX);
+	const char *p;
+	uint64_t v = 0;
+	unsigned hex = 0;
+
+	if (!name || strncmp(name, EA_REALIGN_LEFTOVER_PREFIX, plen) != 0)
+		return false;
+	p = name + plen;
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	if (*p++ != '.')
+		return false;
+	/* Exactly what ea_realign_leftover_name() writes: 16 lower-case hex digits. */
+	for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+		hex++;
+	if (hex != 16 || *p)
+		return false;
+	if (ino)
+		*ino = v;
+	return true;
+}
+
+size_t ea_ranges_align(struct ea_range *r, size_t n, uint64_t align, uint64_t size)
+{
+	uint64_t limit;
+	size_t out = 0;
+
+	if (!align)
+		align = 1;
+	limit = (size + align - 1) / align * align;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = r[i].start / align * align;
+		uint64_t e = (r[i].end + align - 1) / align * align;
+
+		if (e > limit)
+			e = limit;
+		if (s >= e)
+			continue;
+		if (out && s <= r[out - 1].end) {
+			if (e > r[out - 1].end)
+				r[out - 1].end = e;
+			continue;
+		}
+		r[out++] = (struct ea_range){ s, e };
+	}
+	return out;
+}
+
+/* murmur3's finaliser: every input bit reaches every output bit. */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+void ea_csum_init(struct ea_csum *c)
+{
+	c->h = 0;
+}
+
+static uint64_t word_term(uint64_t w, uint64_t off)
+{
+	/* Zero words add nothing, so holes need not be read at all. */
+	if (!w)
+		return 0;
+	return mix64(w ^ mix64(off + 0x9e3779b97f4a7c15ULL));
+}
+
+void ea_csum_update(struct ea_csum *c, uint64_t off, const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+	uint64_t sum = 0, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		sum += word_term(w, off + i);
+	}
+	if (i < n) {
+		w = 0;
+		memcpy(&w, p + i, n - i);
+		sum += word_term(w, off + i);
+	}
+	c->h += sum;
+}
+
+uint64_t ea_csum_final(const struct ea_csum *c)
+{
+	return c->h;
+}
+
+static const char *const outcome_names[] = {
+	[EA_REALIGN_DONE] = "done",
+	[EA_REALIGN_HINT_SET] = "hint-set",
+	[EA_REALIGN_WOULD] = "would-realign",
+	[EA_REALIGN_SKIPPED] = "skipped",
+	[EA_REALIGN_UNSUPPORTED] = "unsupported",
+	[EA_REALIGN_CANCELLED] = "cancelled",
+	[EA_REALIGN_FAILED] = "failed",
+};
+
+static const struct {
+	const char *name, *phrase;
+} skip_names[EA_SKIP_COUNT] = {
+	[EA_SKIP_NONE] = { "none", "not skipped" },
+	[EA_SKIP_NOT_REGULAR] = { "not-regular", "not a regular file" },
+	[EA_SKIP_SYMLINK] = { "symlink", "a symbolic link" },
+	[EA_SKIP_OTHER_FS] = { "other-fs", "on another filesystem" },
+	[EA_SKIP_IMMUTABLE] = { "immutable", "immutable" },
+	[EA_SKIP_APPEND_ONLY] = { "append-only", "append-only" },
+	[EA_SKIP_NODEFRAG] = { "nodefrag", "marked nodefrag" },
+	[EA_SKIP_HARDLINKS] = { "hardlinks", "hard-linked (replacing would split the links)" },
+	[EA_SKIP_OPEN] = { "open", "open by another process" },
+	[EA_SKIP_LEASE_BROKEN] = { "lease-broken", "opened by another process during the copy" },
+	[EA_SKIP_CHANGED] = { "changed", "changed during the copy" },
+	[EA_SKIP_ALREADY_ALIGNED] = { "aligned", "already aligned" },
+};
+
+static const char *const swap_names[] = {
+	[EA_SWAP_NONE] = "none",
+	[EA_SWAP_EXCHANGE_RANGE] = "exchange-range",
+	[EA_SWAP_SWAPEXT] = "swapext",
+	[EA_SWAP_MOVE_EXT] = "move-ext",
+	[EA_SWAP_RENAME] = "rename",
+	[EA_SWAP_IN_PLACE] = "in-place",
+};
+
+static const char *const verdict_names[] = {
+	[EA_VERDICT_UNKNOWN] = "unknown",
+	[EA_VERDICT_ALIGNED] = "aligned",
+	[EA_VERDICT_MISALIGNED] = "misaligned",
+};
+
+const char *ea_realign_outcome_name(enum ea_realign_outcome o)
+{
+	return (unsigned)o < ARRAY_SIZE(outcome_names) ? outcome_names[o] : "unknown";
+}
+
+const char *ea_realign_skip_name(enum ea_realign_skip s)
+{
+	return (unsigned)s < EA_SKIP_COUNT ? skip_names[s].name : "unknown";
+}
+
+const char *ea_realign_skip_str(enum ea_realign_skip s)
+{
+	return (unsigned)s < EA_SKIP_COUNT ? skip_names[s].phrase : "skipped";
+}
+
+const char *ea_realign_swap_name(enum ea_realign_swap s)
+{
+	return (unsigned)s < ARRAY_SIZE(swap_names) ? swap_names[s] : "unknown";
+}
+
+const char *ea_align_verdict_name(enum ea_align_verdict v)
+{
+	return (unsigned)v < ARRAY_SIZE(verdict_names) ? verdict_names[v] : "unknown";
+}
