@@ -1,0 +1,247 @@
+#!/bin/bash
+# Build and test the extalign ext4 kernel series.
+#
+# Usage: kernel/check.sh [--quick] [TEST...]
+#
+#   1. kernel/prepare.sh: Linux 6.12 tree with kernel/patches applied
+#   2. scripts/checkpatch.pl --strict over every patch
+#   3. UML kernel from kernel/config.fragment (make ARCH=um olddefconfig)
+#   4. bisect check: the tree builds after every patch (skipped by --quick)
+#   5. ext4 KUnit suites (tools/testing/kunit/kunit.py --kunitconfig=fs/ext4)
+#   6. boot the UML kernel on the host's root (hostfs) with an ubd disk and
+#      an atomic-write capable scsi_debug disk; tests/kernel/init.sh runs
+#      tests/kernel/[0-9]*.sh (or only the TESTs named) inside
+#
+# Prints PASS, FAIL or SKIP (reason) per step and test, the time each step
+# took, and exits non-zero if anything failed.  Build products live in
+# ${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel} and are reused between runs.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+export EXTALIGN_KBUILD=$KB
+JOBS=${JOBS:-$(nproc)}
+QUICK=0
+TESTS=()
+for arg in "$@"; do
+	case $arg in
+	--quick) QUICK=1 ;;
+	-h | --help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-*) echo "check.sh: unknown option $arg" >&2; exit 2 ;;
+	*) TESTS+=("$arg") ;;
+	esac
+done
+
+UML_BUILD=$KB/build-um
+BISECT_SRC=$KB/bisect-src
+BISECT_BUILD=$KB/build-bisect
+KUNIT_BUILD=$KB/build-kunit
+RUN=$KB/run
+LOGS=$KB/logs
+mkdir -p "$KB" "$RUN" "$LOGS"
+
+pass=0 failed=0 skipped=0
+failures=()
+
+report() { # STATUS NAME [DETAIL]
+	case $1 in
+	PASS) pass=$((pass + 1)); echo "PASS $2${3:+ ($3)}" ;;
+	SKIP) skipped=$((skipped + 1)); echo "SKIP $2 (${3:-no reason given})" ;;
+	*) failed=$((failed + 1)); failures+=("$2"); echo "FAIL $2${3:+ ($3)}" ;;
+	esac
+}
+
+show_log() { # LOG [LINES]
+	sed 's/^/    /' "$1" | tail -n "${2:-30}"
+}
+
+t_start=0
+timer_start() { t_start=$(date +%s); }
+timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }
+
+# config_kernel SRC BUILD: .config from the fragment, checked.
+config_kernel() {
+	local src=$1 build=$2 frag=$HERE/config.fragment line missing=0
+
+	mkdir -p "$build"
+	# Only rewrite .config when the fragment changed, so that a rebuild
+	# stays incremental.
+	if ! cmp -s "$frag" "$build/.extalign-fragment" || [ ! -f "$build/.config" ]; then
+		cp "$frag" "$build/.config"
+		make -s -C "$src" ARCH=um O="$build" olddefconfig || return 1
+		cp "$frag" "$build/.extalign-fragment"
+	fi
+	while read -r line; do
+		case $line in
+		CONFIG_*=*) grep -qx "$line" "$build/.config" ||
+			{ echo "config: $line did not survive olddefconfig"; missing=1; } ;;
+		esac
+	done <"$frag"
+	return $missing
+}
+
+# build_kernel SRC BUILD LOG
+build_kernel() {
+	config_kernel "$1" "$2" >"$3" 2>&1 &&
+		make -C "$1" ARCH=um O="$2" -j"$JOBS" >>"$3" 2>&1
+}
+
+overall_start=$(date +%s)
+
+# 1. The tree.
+echo "== prepare"
+timer_start
+if ! SRC=$("$HERE/prepare.sh" 2>"$LOGS/prepare.log" | tail -n 1) || [ ! -d "$SRC" ]; then
+	report FAIL prepare
+	show_log "$LOGS/prepare.log"
+	exit 1
+fi
+report PASS prepare "$(git -C "$SRC" rev-list --count extalign-base..HEAD) patches on $(git -C "$SRC" describe --always extalign-base)"
+timer_end prepare
+mapfile -t COMMITS < <(git -C "$SRC" rev-list --reverse extalign-base..HEAD)
+mapfile -t PATCHES < <(grep -v '^[[:space:]]*\(#\|$\)' "$HERE/patches/series" 2>/dev/null)
+
+# 2. checkpatch.
+echo "== checkpatch --strict"
+timer_start
+for p in "${PATCHES[@]}"; do
+	log=$LOGS/checkpatch-${p%.patch}.log
+	if (cd "$SRC" && perl scripts/checkpatch.pl --strict --quiet \
+		"$HERE/patches/$p") >"$log" 2>&1 &&
+	   grep -q '^Signed-off-by: extalign developers <dev@extalign.invalid>' \
+		"$HERE/patches/$p"; then
+		report PASS "checkpatch/$p"
+	else
+		report FAIL "checkpatch/$p"
+		grep -q '^Signed-off-by: extalign developers' "$HERE/patches/$p" ||
+			echo "    missing Signed-off-by: extalign developers <dev@extalign.invalid>"
+		show_log "$log"
+	fi
+done
+timer_end checkpatch
+
+# 3. The UML kernel.
+echo "== build UML kernel"
+timer_start
+if build_kernel "$SRC" "$UML_BUILD" "$LOGS/build-um.log"; then
+	report PASS build/uml
+	uml_ok=1
+else
+	report FAIL build/uml
+	grep -E 'error|Error' "$LOGS/build-um.log" | head -20 | sed 's/^/    /'
+	show_log "$LOGS/build-um.log" 15
+	uml_ok=0
+fi
+timer_end build
+
+# 4. Every patch builds on its own (the last one is the build above).
+echo "== bisect check (each patch builds)"
+timer_start
+if [ "$QUICK" = 1 ]; then
+	report SKIP bisect "--quick"
+elif [ "${#COMMITS[@]}" -lt 2 ]; then
+	report SKIP bisect "fewer than two patches: the full build covers it"
+else
+	if [ ! -e "$BISECT_SRC/.git" ]; then
+		git -C "$SRC" worktree prune
+		git -C "$SRC" worktree add -q --detach "$BISECT_SRC" extalign-base
+	fi
+	for ((i = 0; i < ${#COMMITS[@]} - 1; i++)); do
+		c=${COMMITS[$i]}
+		name=$(git -C "$SRC" log -1 --format=%s "$c")
+		log=$LOGS/bisect-$((i + 1)).log
+		if git -C "$BISECT_SRC" checkout -q --detach "$c" &&
+		   build_kernel "$BISECT_SRC" "$BISECT_BUILD" "$log"; then
+			report PASS "bisect/$((i + 1))" "$name"
+		else
+			report FAIL "bisect/$((i + 1))" "$name"
+			grep -E 'error|Error' "$log" | head -20 | sed 's/^/    /'
+		fi
+	done
+	report PASS "bisect/${#COMMITS[@]}" "$(git -C "$SRC" log -1 --format=%s HEAD): the full build"
+fi
+timer_end bisect
+
+# 5. KUnit.
+echo "== KUnit (fs/ext4)"
+timer_start
+kunit_log=$LOGS/kunit.log
+if (cd "$SRC" && python3 tools/testing/kunit/kunit.py run --kunitconfig=fs/ext4 \
+	--build_dir="$KUNIT_BUILD" --jobs="$JOBS" --timeout=600) >"$kunit_log" 2>&1; then
+	report PASS kunit/ext4 "$(grep -o 'Ran [0-9]* tests.*' "$kunit_log" | tail -n 1)"
+else
+	report FAIL kunit/ext4 "$(grep -o 'Ran [0-9]* tests.*' "$kunit_log" | tail -n 1)"
+	grep -E '\[FAILED\]|not ok|error' "$kunit_log" | head -30 | sed 's/^/    /'
+	show_log "$kunit_log" 20
+fi
+timer_end kunit
+
+# 6. Boot and run the behaviour tests.
+echo "== UML boot tests"
+timer_start
+if [ "$uml_ok" != 1 ]; then
+	report FAIL boot "no kernel"
+else
+	out=$RUN/out
+	rm -rf "$out" "$RUN/ubd0.img"
+	truncate -s 2G "$RUN/ubd0.img"
+	if ! gcc -O2 -Wall -Wextra -Werror -o "$RUN/ktool" "$TOP/tests/kernel/ktool.c" \
+		>"$LOGS/ktool.log" 2>&1; then
+		report FAIL tests/ktool
+		show_log "$LOGS/ktool.log"
+	fi
+	# The UML memory file goes to TMPDIR (default /dev/shm, often small in
+	# containers), so keep it next to the run directory.  The kernel passes
+	# the NAME=value parameters it does not know to init as environment.
+	TMPDIR=$RUN timeout 1800 "$UML_BUILD/linux" mem=1G \
+		ubd0="$RUN/ubd0.img" \
+		root=/dev/root rootfstype=hostfs rootflags=/ rw \
+		init="$TOP/tests/kernel/init.sh" \
+		scsi_debug.dev_size_mb=512 scsi_debug.sector_size=4096 \
+		scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
+		scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
+		EXTALIGN_OUT="$out" KTOOL="$RUN/ktool" \
+		EXTALIGN_TESTS="${TESTS[*]}" \
+		</dev/null >"$LOGS/console.log" 2>&1
+	uml_rc=$?
+	if [ ! -f "$out/done" ]; then
+		report FAIL boot "the guest did not finish (exit $uml_rc)"
+		show_log "$LOGS/console.log" 40
+	else
+		report PASS boot
+	fi
+	# The KUnit suites built into the kernel ran at boot too.
+	if grep -q '^not ok' "$LOGS/console.log"; then
+		report FAIL kunit/boot "$(grep -c '^not ok' "$LOGS/console.log") suites failed"
+		grep '^ *not ok' "$LOGS/console.log" | sed 's/^/    /'
+	elif grep -q '^ok [0-9]' "$LOGS/console.log"; then
+		report PASS kunit/boot "$(grep -c '^ok [0-9]' "$LOGS/console.log") suites at boot"
+	fi
+	if [ -f "$out/results" ]; then
+		while read -r name rc secs reason; do
+			case $rc in
+			0) report PASS "tests/$name" "${secs}s" ;;
+			77) report SKIP "tests/$name" "$reason" ;;
+			*) report FAIL "tests/$name" "exit $rc, ${secs}s"
+			   show_log "$out/$name.log" 40
+			   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs error' -A3 \
+				"$out/$name.dmesg" | head -30 | sed 's/^/    dmesg: /' ;;
+			esac
+		done <"$out/results"
+	fi
+	if [ ${#TESTS[@]} -eq 0 ]; then
+		for t in "$TOP"/tests/kernel/[0-9]*.sh; do
+			name=$(basename "$t" .sh)
+			grep -q "^$name " "$out/results" 2>/dev/null ||
+				report FAIL "tests/$name" "did not run"
+		done
+	fi
+fi
+timer_end boot
+
+echo
+echo "== kernel: $pass passed, $failed failed, $skipped skipped" \
+	"in $(($(date +%s) - overall_start))s (logs in $LOGS)"
+for f in "${failures[@]}"; do echo "   FAILED: $f"; done
+[ "$failed" = 0 ]

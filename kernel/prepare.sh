@@ -1,0 +1,95 @@
+#!/bin/bash
+# Get a Linux 6.12 tree for the extalign kernel series and apply the series.
+#
+# The tree lives in $EXTALIGN_KBUILD/src (default /var/tmp/extalign-kernel),
+# outside the checkout, and is kept between runs.  It is a git repository
+# whose first commit (tag extalign-base) is the pristine linux-source-6.12
+# tarball; the series is applied on top with "git am" (no fuzz).  If the
+# series has not changed since the last run nothing is done; otherwise the
+# tree is reset to the base and the series re-applied.
+#
+# Prints the tree path on the last line of stdout.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+TARBALL=${EXTALIGN_KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+PATCHES=$HERE/patches
+SRC=$KB/src
+GIT=(git -C "$SRC" -c user.name="extalign developers"
+     -c user.email=dev@extalign.invalid -c commit.gpgsign=false
+     -c core.autocrlf=false)
+
+log() { echo "prepare: $*" >&2; }
+
+mkdir -p "$KB"
+
+if [ ! -f "$TARBALL" ]; then
+	log "$TARBALL missing, installing the kernel build dependencies"
+	"$TOP/scripts/install-deps.sh" kernel
+	[ -f "$TARBALL" ] || { log "still no $TARBALL"; exit 1; }
+fi
+
+if ! "${GIT[@]}" rev-parse -q --verify extalign-base >/dev/null 2>&1; then
+	log "unpacking $TARBALL into $SRC"
+	rm -rf "$SRC" "$KB/unpack"
+	mkdir -p "$KB/unpack"
+	tar -xJf "$TARBALL" -C "$KB/unpack"
+	top=$(find "$KB/unpack" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+	mv "$top" "$SRC"
+	rm -rf "$KB/unpack"
+	"${GIT[@]}" init -q
+	# The tarball's .gitignore ignores files at the top level: force them.
+	"${GIT[@]}" add -f .
+	"${GIT[@]}" commit -q -m "linux-source-6.12 as shipped by Debian"
+	"${GIT[@]}" tag extalign-base
+fi
+
+# The patches the series file names, in order.
+series_list() {
+	[ -f "$PATCHES/series" ] || return 0
+	grep -v '^[[:space:]]*\(#\|$\)' "$PATCHES/series" || true
+}
+
+# A stamp of the series: the series file and every patch it names.
+series_stamp() {
+	local p
+	{
+		cat "$PATCHES/series" 2>/dev/null || true
+		series_list | while read -r p; do cat "$PATCHES/$p"; done
+	} | sha256sum | cut -d' ' -f1
+}
+
+want=$(series_stamp)
+stamp_file=$SRC/.git/extalign-series
+have=$(cat "$stamp_file" 2>/dev/null || true)
+head=$("${GIT[@]}" rev-parse HEAD)
+applied_head=$(cat "$SRC/.git/extalign-head" 2>/dev/null || true)
+
+if [ "$want" = "$have" ] && [ "$head" = "$applied_head" ] &&
+   [ -z "$("${GIT[@]}" status --porcelain --untracked-files=no)" ]; then
+	log "series already applied ($("${GIT[@]}" rev-list --count extalign-base..HEAD) patches)"
+	echo "$SRC"
+	exit 0
+fi
+
+log "applying the series on the base"
+"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+"${GIT[@]}" checkout -q --detach extalign-base 2>/dev/null ||
+	"${GIT[@]}" reset -q --hard extalign-base
+"${GIT[@]}" reset -q --hard extalign-base
+"${GIT[@]}" branch -f extalign extalign-base
+"${GIT[@]}" checkout -q extalign
+rm -f "$stamp_file"
+for p in $(series_list); do
+	log "  $p"
+	if ! "${GIT[@]}" am -q --whitespace=error-all "$PATCHES/$p" >&2; then
+		"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+		log "patch $p does not apply cleanly"
+		exit 1
+	fi
+done
+"${GIT[@]}" rev-parse HEAD >"$SRC/.git/extalign-head"
+echo "$want" >"$stamp_file"
+echo "$SRC"

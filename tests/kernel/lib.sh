@@ -1,0 +1,126 @@
+#!/bin/bash
+# Helpers for the tests/kernel/*.sh tests, which run inside the UML kernel
+# that kernel/check.sh boots (PID 1 is tests/kernel/init.sh).  Source it.
+# "bash lib.sh cleanup" is what init.sh runs after every test.
+#
+# Exit status of a test: 0 pass, 77 skip (with a "SKIP: reason" line),
+# anything else fail.
+
+UBD=/dev/ubda
+MNT=/tmp/mnt
+DEVS_FILE=/tmp/.extalign-devs
+KTOOL=${KTOOL:-ktool}
+
+die() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+ok() { echo "ok: $*"; }
+
+# expect WHAT GOT WANT
+expect() {
+	if [ "$2" != "$3" ]; then
+		die "$1: got '$2', want '$3'"
+	fi
+	ok "$1: $2"
+}
+
+# The scsi_debug disk (configured for atomic writes on the command line).
+scsi_disk() {
+	local b
+	for b in /sys/block/sd*; do
+		[ -e "$b/device/model" ] || continue
+		if grep -q scsi_debug "$b/device/model"; then
+			echo "/dev/${b##*/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# fresh_ext4 DEV [mke2fs options...]: a new ext4 on DEV mounted on $MNT.
+fresh_ext4() {
+	local dev=$1
+
+	shift
+	umount "$MNT" 2>/dev/null
+	mkdir -p "$MNT"
+	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" || die "mkfs.ext4 $* $dev"
+	grep -qx "$dev" "$DEVS_FILE" 2>/dev/null || echo "$dev" >>"$DEVS_FILE"
+	mount -t ext4 "$dev" "$MNT" || die "mount $dev"
+}
+
+# remount DEV: unmount $MNT and mount DEV on it again (drops the caches).
+remount() {
+	umount "$MNT" || die "umount $MNT"
+	mount -t ext4 "$1" "$MNT" || die "mount $1"
+}
+
+# ktool ARGS...: run the probe, print and return its output line.
+kt() {
+	"$KTOOL" "$@"
+}
+
+# xflags FILE: the FS_IOC_FSGETXATTR flags of FILE, "0x..." form.
+xflags() {
+	kt getx "$1" | sed -n 's/^xflags=\(0x[0-9a-f]*\) .*/\1/p'
+}
+
+# extsize FILE: fsx_extsize in bytes.
+extsize() {
+	kt getx "$1" | sed -n 's/.* extsize=\([0-9]*\)$/\1/p'
+}
+
+# fiemap_aligned FILE BYTES: every extent of FILE starts at a logical and a
+# physical offset that are multiples of BYTES, and spans a multiple of it.
+fiemap_aligned() {
+	local file=$1 unit=$(($2 / 512)) n=0 line lstart lend pstart pend
+
+	while read -r line; do
+		# "0: [0..127]: 34816..34943 128 0x1" style lines from -v.
+		[[ $line =~ ^[0-9]+:\ \[([0-9]+)\.\.([0-9]+)\]:\ +([0-9]+)\.\.([0-9]+) ]] ||
+			continue
+		lstart=${BASH_REMATCH[1]} lend=${BASH_REMATCH[2]}
+		pstart=${BASH_REMATCH[3]} pend=${BASH_REMATCH[4]}
+		n=$((n + 1))
+		if ((lstart % unit || pstart % unit || (lend + 1 - lstart) % unit)); then
+			echo "misaligned extent of $file for unit $2: $line"
+			xfs_io -c 'fiemap -v' "$file"
+			return 1
+		fi
+	done < <(xfs_io -c 'fiemap -v' "$file")
+	[ $n -gt 0 ] || { echo "$file has no extents"; return 1; }
+	return 0
+}
+
+# filled FILE OFF LEN: the LEN bytes at OFF are all 0xa5 (ktool's pattern).
+filled() {
+	local n
+
+	n=$(dd if="$1" bs=512 skip=$(($2 / 512)) count=$(($3 / 512)) \
+		status=none | tr -d '\245' | wc -c)
+	[ "$n" = 0 ]
+}
+
+cleanup() {
+	local m dev rc=0
+
+	for m in $(awk '$2 ~ "^/tmp/mnt" { print $2 }' /proc/mounts | sort -r); do
+		umount "$m" || { echo "cleanup: cannot unmount $m"; rc=1; }
+	done
+	[ -f "$DEVS_FILE" ] || return $rc
+	while read -r dev; do
+		if ! e2fsck -fn "$dev" >/tmp/.fsck.log 2>&1; then
+			echo "FAIL: e2fsck -fn $dev is not clean:"
+			cat /tmp/.fsck.log
+			rc=1
+		else
+			echo "ok: e2fsck -fn $dev clean"
+		fi
+	done <"$DEVS_FILE"
+	rm -f "$DEVS_FILE"
+	return $rc
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = cleanup ]; then
+	cleanup
+	exit $?
+fi
