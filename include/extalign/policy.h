@@ -32,10 +32,10 @@
 
 #include "extalign/hint.h"
 
-#define EA_POLICY_CONF "/etc/extalign.conf"
+#define EA_POLICY_CONF	     "/etc/extalign.conf"
 #define EA_POLICY_DROPIN_DIR "/etc/extalign.d"
-#define EA_POLICY_PROJID "/etc/projid"
-#define EA_POLICY_PROJECTS "/etc/projects"
+#define EA_POLICY_PROJID     "/etc/projid"
+#define EA_POLICY_PROJECTS   "/etc/projects"
 
 /*
  * Pass as dropin_dir to read no drop-ins.  The commands (and extalignd) do
@@ -62,7 +62,10 @@ struct ea_diags {
 	size_t alloc;
 };
 
-#define EA_DIAGS_INIT { NULL, 0, 0 }
+#define EA_DIAGS_INIT      \
+	{                  \
+		NULL, 0, 0 \
+	}
 
 void ea_diags_free(struct ea_diags *d);
 
@@ -74,7 +77,7 @@ enum ea_rule_kind {
 };
 
 struct ea_rule {
-	char *name;	 /* NAME of [rule NAME] */
+	char *name;	  /* NAME of [rule NAME] */
 	const char *file; /* where [rule NAME] is (owned by the policy) */
 	unsigned line;
 	enum ea_rule_kind kind;
@@ -138,17 +141,17 @@ struct ea_daemon_conf {
 
 	/* Idle gate: realignment starts only after all of these have held for
 	 * idle_time and stops within idle_poll of any of them failing. */
-	double idle_io_pressure;  /* percent, "some avg10" of /proc/pressure/io; default 5 */
-	double idle_disk_util;	  /* percent busy of the backing disk (/proc/diskstats); 10 */
-	double idle_cpu_load;	  /* 1-minute load average per online CPU; 0.5 */
-	uint64_t idle_time_usec;  /* default 60 s */
-	uint64_t idle_poll_usec;  /* sampling period, 50 ms .. 1 s; default 1 s */
+	double idle_io_pressure; /* percent, "some avg10" of /proc/pressure/io; default 5 */
+	double idle_disk_util;	 /* percent busy of the backing disk (/proc/diskstats); 10 */
+	double idle_cpu_load;	 /* 1-minute load average per online CPU; 0.5 */
+	uint64_t idle_time_usec; /* default 60 s */
+	uint64_t idle_poll_usec; /* sampling period, 50 ms .. 1 s; default 1 s */
 
 	/* Realignment limits. */
-	bool realign;			/* master switch, "realign = yes|no"; default yes */
-	uint64_t realign_bwlimit;	/* bytes per second read+written; 0 none (default) */
-	uint64_t realign_max_file_size; /* larger files are skipped; 0 none (default) */
-	uint64_t realign_max_time_usec; /* one job; 0 none (default) */
+	bool realign;			     /* master switch, "realign = yes|no"; default yes */
+	uint64_t realign_bwlimit;	     /* bytes per second read+written; 0 none (default) */
+	uint64_t realign_max_file_size;	     /* larger files are skipped; 0 none (default) */
+	uint64_t realign_max_time_usec;	     /* one job; 0 none (default) */
 	uint64_t realign_scan_interval_usec; /* FIEMAP scan of realign=yes trees; 1 day */
 	uint64_t realign_queue_max;	     /* candidates kept; default 100000 */
 	struct ea_time_window realign_windows[EA_TIME_WINDOWS_MAX];
@@ -208,9 +211,9 @@ enum ea_reason {
 	EA_REASON_OUTSIDE_FILESYSTEM, /* not under the rule's filesystem */
 	EA_REASON_NO_MATCH,	      /* name matches none of the match globs */
 	EA_REASON_EXCLUDED,	      /* name matches an exclude glob */
-	EA_REASON_FILES_ONLY,	      /* a directory, and the rule has match or
-				       * exclude: inheritance would hint every
-				       * new file, matching or not */
+	EA_REASON_FILES_ONLY,	      /* a directory, and the rule has match:
+				       * inheritance would hint every new file,
+				       * matching or not */
 	/* outranked: covers the path, but the winner comes first */
 	EA_REASON_PROJECT_FIRST,    /* winner is a project rule, this a directory rule */
 	EA_REASON_DEEPER_WINS,	    /* winner's directory (or filesystem) is deeper */
@@ -247,7 +250,11 @@ void ea_explain_free(struct ea_explain *e);
  * one with ".."); symlinks are the caller's business, the policy compares
  * path components only (/data/db does not cover /data/dbx).  is_dir: the
  * path is a directory, and the question is what it should carry for
- * inheritance: rules with match or exclude never apply to directories.
+ * inheritance.  Rules with match never apply to directories (inheriting
+ * them would hint every new file); match/exclude globs are not tested on a
+ * directory's own name.  A rule with only exclude does apply, since most new
+ * files want its hint before their first write: an excluded file then
+ * inherits the hint, and the daemon clears it while the file is still empty.
  * projid: the path's fsx_projid, or EA_PROJID_NONE.
  *
  * Returns 0 with *ret the winning rule or NULL; -EINVAL; -ENOMEM.  When
