@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run the test suites: unit (Check, under valgrind when installed),
 # integration (real loop filesystems), kernel (patched UML kernel).
-# Usage: tests/run.sh [unit|integration|kernel]...   (default: all)
+# Usage: tests/run.sh [unit|integration|fuzz|kernel]...   (default: all)
 # Prints one line per test and a summary with pass, fail and skip counts;
 # every skip carries its reason.  Exit status is non-zero if any test failed.
 set -uo pipefail
@@ -9,7 +9,7 @@ set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit integration kernel)
+[ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel)
 
 pass=0 failed=0 skipped=0
 failures=() skips=()
@@ -56,6 +56,14 @@ run_integration() {
 	done
 }
 
+run_fuzz() {
+	local rc
+	tests/fuzz/run.sh >"$LOG/fuzz.log" 2>&1
+	rc=$?
+	record fuzz/libfuzzer "$rc" "$LOG/fuzz.log"
+	grep '^fuzz ' "$LOG/fuzz.log" | sed 's/^/    /'
+}
+
 run_kernel() {
 	local rc
 	if [ ! -x kernel/check.sh ]; then
@@ -68,8 +76,8 @@ run_kernel() {
 
 for s in "${suites[@]}"; do
 	case $s in
-	unit | integration | kernel) "run_$s" ;;
-	*) echo "unknown suite '$s' (unit, integration, kernel)" >&2; exit 2 ;;
+	unit | integration | fuzz | kernel) "run_$s" ;;
+	*) echo "unknown suite '$s' (unit, integration, fuzz, kernel)" >&2; exit 2 ;;
 	esac
 done
 
