@@ -63,6 +63,7 @@ int cmd_get(int argc, char **argv);
 int cmd_clear(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
+int cmd_realign(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const struct subcommand {
 	{ "clear", NULL, cmd_clear, "remove extent size hints and forcealign" },
 	{ "check", NULL, cmd_check, "check that a file's extents are aligned (FIEMAP)" },
 	{ "devices", NULL, cmd_devices, "atomic write limits of devices, filesystems and files" },
+	{ "realign", NULL, cmd_realign, "rewrite misaligned files so they carry the hint and aligned extents" },
 	{ "policy", NULL, cmd_policy, "check, explain and show the rules of extalign.conf" },
 };
 

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * extalign realign: rewrite files whose data landed before their extent size
+ * hint, so they carry the hint and aligned extents.  The work is done by
+ * ea_realign_file() (lib/realign*.c); this is the walk, the progress bar,
+ * the summary and the JSON.
+ */
+#include <err.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "extalign/macro.h"
+#include "extalign/realign.h"
+#include "extalign/size.h"
+#include "extalign/walk.h"
+
+struct file {
+	char *path;
+	uint64_t size;
+	dev_t dev; /* of the command-line path it was found under */
+	enum ea_realign_skip early; /* found by the walk: symlink, other fs, ... */
+};
+
+struct job {
+	struct ea_realign_opts o;
+	struct file *files;
+	size_t n, cap;
+	bool json, quiet, bar;
+	const char *state_dir;
+	/* progress */
+	uint64_t total, done_before, t0, last_draw;
+	const char *cur;
+	uint64_t cur_done;
+	/* summary */
+	unsigned outcomes[EA_REALIGN_FAILED + 1], skips[EA_SKIP_COUNT], swaps[EA_SWAP_IN_PLACE + 1];
+	unsigned not_started, leftovers;
+	uint64_t copied;
+	int status;
+	bool first_json;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: extalign realign --extsize SIZE [options] PATH...\n\n"
+	      "Rewrite files whose data was written before their extent size hint, so\n"
+	      "that they carry the hint and aligned extents.  Each file is copied into an\n"
+	      "unnamed temporary file in its directory that has the hint from the start,\n"
+	      "verified (content checksum, FIEMAP alignment) and then swapped in: extents\n"
+	      "are exchanged when the file already has the hint (XFS exchange-range or\n"
+	      "swapext, ext4 move-ext; the inode stays), otherwise the copy is renamed\n"
+	      "over it.  Files open by others, changed meanwhile, hard-linked (rename\n"
+	      "path), immutable, append-only or nodefrag are skipped.  Directories are\n"
+	      "walked on one filesystem, symlinks are never followed.\n\n"
+	      "Options:\n"
+	      "  -e, --extsize SIZE     the extent size hint to realign to (required)\n"
+	      "  -f, --force            also set forcealign (aligned extents or ENOSPC)\n"
+	      "      --rewrite-aligned  rewrite files that already look aligned\n"
+	      "  -n, --dry-run          say what would be done, change nothing\n"
+	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix)\n"
+	      "  -b, --bwlimit RATE     copy at most RATE bytes per second (e.g. 50M)\n"
+	      "      --buffered         use the page cache instead of O_DIRECT\n"
+	      "      --state-dir DIR    leftover records (default " EA_REALIGN_STATE_DIR ")\n"
+	      "  -J, --json             JSON output\n"
+	      "  -q, --quiet            no progress bar, no per-file lines\n"
+	      "  -h, --help             show this help\n\n"
+	      "Exit status: 0 all done or nothing to do; 1 some file was left as it was\n"
+	      "(skipped or stopped); 3 some file failed; 4 the filesystem keeps no hint.\n",
+	      out);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* "90", "90s", "5m", "2h": whole seconds. */
+static int parse_duration(const char *s, uint64_t *ret_ns)
+{
+	uint64_t v, mult = 1;
+	char *num, *end;
+	size_t len = strlen(s);
+	int r;
+
+	if (!len)
+		return -EINVAL;
+	num = strndup(s, len);
+	if (!num)
+		return -ENOMEM;
+	end = num + len - 1;
+	switch (*end) {
+	case 's':
+		*end = 0;
+		break;
+	case 'm':
+		mult = 60;
+		*end = 0;
+		break;
+	case 'h':
+		mult = 3600;
+		*end = 0;
+		break;
+	}
+	r = ea_size_parse(num, UINT64_MAX / 1000000000ULL / mult, &v);
+	free(num);
+	if (r < 0)
+		return r;
+	*ret_ns = v * mult * 1000000000ULL;
+	return 0;
+}
+
+static int add_file(struct job *j, const char *path, uint64_t size, dev_t dev,
+		    enum ea_realign_skip early)
+{
+	if (j->n == j->cap) {
+		size_t ncap = j->cap ? j->cap * 2 : 64;
+		struct file *p = reallocarray(j->files, ncap, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		j->files = p;
+		j->cap = ncap;
+	}
+	j->files[j->n] = (struct file){ .path = strdup(path), .size = size, .dev = dev,
+					.early = early };
+	if (!j->files[j->n].path)
+		return -ENOMEM;
+	j->n++;
+	if (early == EA_SKIP_NONE)
+		j->total += size;
+	return 0;
+}
+
+/* A leftover of a killed job met by the walk: remove it, never realign it. */
+static bool leftover(struct job *j, const char *path)
+{
+	_cleanup_free_ char *d = strdup(path), *b = strdup(path);
+	_cleanup_close_ int dfd = -1;
+	int r;
+
+	if (!d || !b || !ea_realign_leftover_parse(basename(b), NULL))
+		return false;
+	if (j->o.dry_run)
+		return true;
+	dfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return true;
+	r = ea_realign_cleanup_name(dfd, basename(b), j->state_dir);
+	if (r > 0)
+		j->leftovers++;
+	else if (r < 0)
+		warnx("%s: cannot remove leftover: %s", path, strerror(-r));
+	return true;
+}
+
+struct walk_ctx {
+	struct job *j;
+	dev_t dev;
+	int err;
+};
+
+static int visit(const struct ea_walk_entry *e, void *userdata)
+{
+	struct walk_ctx *w = userdata;
+	int r = 0;
+
+	switch (e->kind) {
+	case EA_WALK_FILE:
+		if (leftover(w->j, e->path))
+			return 0;
+		r = add_file(w->j, e->path, (uint64_t)e->st.st_size, w->dev, EA_SKIP_NONE);
+		break;
+	case EA_WALK_SYMLINK:
+		r = add_file(w->j, e->path, 0, w->dev, EA_SKIP_SYMLINK);
+		break;
+	case EA_WALK_OTHER:
+		r = add_file(w->j, e->path, 0, w->dev, EA_SKIP_NOT_REGULAR);
+		break;
+	case EA_WALK_OTHER_FS:
+		r = add_file(w->j, e->path, 0, w->dev, EA_SKIP_OTHER_FS);
+		break;
+	case EA_WALK_ERROR:
+		warnx("%s: %s", e->path, strerror(-e->err));
+		w->j->status = exit_worst(w->j->status, EXIT_FAILED);
+		break;
+	case EA_WALK_DIR:
+		break;
+	}
+	return r;
+}
+
+static int collect(struct job *j, const char *path)
+{
+	struct stat st;
+	int r;
+
+	if (lstat(path, &st) < 0) {
+		warnx("%s: %s", path, strerror(errno));
+		return EXIT_FAILED;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct walk_ctx w = { .j = j, .dev = st.st_dev };
+
+		if (fd < 0) {
+			warnx("%s: %s", path, strerror(errno));
+			return EXIT_FAILED;
+		}
+		r = ea_walk(fd, path, visit, &w);
+		if (r < 0) {
+			warnx("%s: %s", path, strerror(-r));
+			return EXIT_FAILED;
+		}
+		return EXIT_OK;
+	}
+	if (leftover(j, path))
+		return EXIT_OK;
+	r = add_file(j, path, S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0, st.st_dev,
+		     EA_SKIP_NONE);
+	if (r < 0)
+		errx(EXIT_FAILED, "out of memory");
+	return EXIT_OK;
+}
+
+static void fmt_time(char *buf, size_t len, uint64_t s)
+{
+	if (s >= 3600)
+		snprintf(buf, len, "%llu:%02llu:%02llu", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+	else
+		snprintf(buf, len, "%llu:%02llu", (unsigned long long)(s / 60),
+			 (unsigned long long)(s % 60));
+}
+
+/* Size rounded to a unit for the bar, where exact binary forms are rare. */
+static const char *human(char *buf, size_t len, uint64_t v)
+{
+	static const char u[] = "BKMGTPE";
+	double d = (double)v;
+	unsigned i = 0;
+
+	while (d >= 1024 && i < sizeof(u) - 2) {
+		d /= 1024;
+		i++;
+	}
+	snprintf(buf, len, i ? "%.1f%c" : "%.0f%c", d, u[i]);
+	return buf;
+}
+
+static void draw(struct job *j, bool force)
+{
+	uint64_t now = now_ns(), done = j->done_before + j->cur_done, el = now - j->t0;
+	char a[24], b[24], r[24], eta[48] = "--:--";
+	unsigned pct = j->total ? (unsigned)(done * 100 / j->total) : 100, fill;
+	char bar[31];
+
+	if (!j->bar || (!force && now - j->last_draw < 100000000ULL))
+		return;
+	j->last_draw = now;
+	if (pct > 100)
+		pct = 100;
+	fill = pct * 30 / 100;
+	memset(bar, '#', fill);
+	memset(bar + fill, '.', 30 - fill);
+	bar[30] = 0;
+	if (done && el > 200000000ULL && j->total > done)
+		fmt_time(eta, sizeof(eta),
+			 (uint64_t)((double)(j->total - done) * (double)el / (double)done / 1e9));
+	fprintf(stderr, "\r\033[K[%s] %3u%% %s/%s %s/s ETA %s %.40s", bar, pct,
+		human(a, sizeof(a), done), human(b, sizeof(b), j->total),
+		human(r, sizeof(r), el ? (uint64_t)((double)done * 1e9 / (double)el) : 0), eta,
+		j->cur ? j->cur : "");
+}
+
+static void on_progress(void *userdata, const struct ea_realign_progress *p)
+{
+	struct job *j = userdata;
+
+	j->cur = p->path;
+	if (p->phase == EA_PHASE_COPY)
+		j->cur_done = p->done;
+	draw(j, false);
+}
+
+static void clear_bar(struct job *j)
+{
+	if (j->bar)
+		fputs("\r\033[K", stderr);
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", stdout);
+			break;
+		case '\\':
+			fputs("\\\\", stdout);
+			break;
+		case '\n':
+			fputs("\\n", stdout);
+			break;
+		case '\t':
+			fputs("\\t", stdout);
+			break;
+		default:
+			/* File names are bytes: control bytes escaped, the rest as is. */
+			if (*p < 0x20 || *p == 0x7f)
+				printf("\\u%04x", *p);
+			else
+				putchar(*p);
+		}
+	}
+	putchar('"');
+}
+
+static const char *fs_words(const struct ea_realign_result *r)
+{
+	if (r->dropped)
+		return "accepts the extent size hint and keeps nothing: realignment cannot "
+		       "help on this kernel";
+	if (r->step && !strcmp(r->step, "filesystem"))
+		return "has no extent size hints";
+	if (r->step && !strcmp(r->step, "tmpfile"))
+		return "has no O_TMPFILE, which realignment needs";
+	return "does not support this";
+}
+
+static void report_human(struct job *j, const char *path, const struct ea_realign_result *r)
+{
+	char sz[EA_SIZE_BUFSZ];
+
+	switch (r->outcome) {
+	case EA_REALIGN_DONE:
+		if (j->quiet)
+			return;
+		printf("%s: realigned to %s via %s (%s), logically %s, physically %s%s\n", path,
+		       ea_size_format(j->o.extsize, sz), ea_realign_swap_name(r->swap),
+		       r->ino_after == r->ino_before ? "same inode" : "new inode",
+		       ea_align_verdict_name(r->logical), ea_align_verdict_name(r->physical),
+		       r->physical_guaranteed ? " (guaranteed by the filesystem)"
+		       : r->physical == EA_VERDICT_ALIGNED ? " (by luck: not guaranteed here)"
+							   : " (not guaranteed here)");
+		return;
+	case EA_REALIGN_HINT_SET:
+		if (!j->quiet)
+			printf("%s: no data blocks, hint set in place\n", path);
+		return;
+	case EA_REALIGN_WOULD:
+		if (!j->quiet)
+			printf("%s: would realign (%s)\n", path,
+			       r->hint_before ? "extents only: swap" : "hint and extents");
+		return;
+	case EA_REALIGN_SKIPPED:
+		if (!j->quiet && r->skip != EA_SKIP_ALREADY_ALIGNED)
+			printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
+		return;
+	case EA_REALIGN_UNSUPPORTED:
+		warnx("%s: %s %s", path, r->fs_type, fs_words(r));
+		return;
+	case EA_REALIGN_CANCELLED:
+		if (!j->quiet)
+			printf("%s: stopped (time limit or cancel), left as it was\n", path);
+		return;
+	case EA_REALIGN_FAILED:
+		warnx("%s: %s: %s; the file is unchanged", path, r->step ? r->step : "realign",
+		      r->err == -EIO && r->step && !strcmp(r->step, "verify content")
+			      ? "the copy read back differs"
+			      : strerror(-r->err));
+		return;
+	}
+}
+
+static void report_json(struct job *j, const char *path, const struct ea_realign_result *r)
+{
+	fputs(j->first_json ? "\n    " : ",\n    ", stdout);
+	j->first_json = false;
+	fputs("{\"path\": ", stdout);
+	json_str(path);
+	printf(", \"outcome\": \"%s\"", ea_realign_outcome_name(r->outcome));
+	if (r->outcome == EA_REALIGN_SKIPPED)
+		printf(", \"reason\": \"%s\"", ea_realign_skip_name(r->skip));
+	printf(", \"swap\": \"%s\", \"fstype\": \"%s\", \"size\": %llu, \"copied\": %llu",
+	       ea_realign_swap_name(r->swap), r->fs_type, (unsigned long long)r->size,
+	       (unsigned long long)r->bytes_copied);
+	printf(", \"inode_before\": %llu, \"inode_after\": %llu", (unsigned long long)r->ino_before,
+	       (unsigned long long)r->ino_after);
+	printf(", \"logical\": \"%s\", \"physical\": \"%s\", \"physical_guaranteed\": %s",
+	       ea_align_verdict_name(r->logical), ea_align_verdict_name(r->physical),
+	       r->physical_guaranteed ? "true" : "false");
+	if (r->outcome == EA_REALIGN_FAILED || r->outcome == EA_REALIGN_UNSUPPORTED) {
+		printf(", \"step\": ");
+		json_str(r->step ? r->step : "");
+		printf(", \"error\": ");
+		json_str(strerror(-r->err));
+	}
+	printf(", \"seconds\": %.3f}", (double)r->elapsed_ns / 1e9);
+}
+
+static int status_of(const struct ea_realign_result *r)
+{
+	switch (r->outcome) {
+	case EA_REALIGN_FAILED:
+		return EXIT_FAILED;
+	case EA_REALIGN_UNSUPPORTED:
+		return EXIT_UNSUPPORTED;
+	case EA_REALIGN_CANCELLED:
+		return EXIT_NEGATIVE;
+	case EA_REALIGN_SKIPPED:
+		switch (r->skip) {
+		case EA_SKIP_ALREADY_ALIGNED:
+		case EA_SKIP_NOT_REGULAR:
+		case EA_SKIP_SYMLINK:
+		case EA_SKIP_OTHER_FS:
+			return EXIT_OK;
+		default:
+			return EXIT_NEGATIVE;
+		}
+	default:
+		return EXIT_OK;
+	}
+}
+
+static const char *skip_name(int i)
+{
+	return ea_realign_skip_name((enum ea_realign_skip)i);
+}
+
+static const char *swap_name(int i)
+{
+	return ea_realign_swap_name((enum ea_realign_swap)i);
+}
+
+/* "name": count pairs for the non-zero counters, index 0 ("none") left out. */
+static void json_counts(const unsigned *v, int n, const char *(*name)(int))
+{
+	bool first = true;
+
+	for (int i = 1; i < n; i++) {
+		if (!v[i])
+			continue;
+		printf("%s\"%s\": %u", first ? "" : ", ", name(i), v[i]);
+		first = false;
+	}
+}
+
+static void summary(struct job *j, uint64_t el)
+{
+	static const enum ea_realign_outcome order[] = {
+		EA_REALIGN_DONE,	EA_REALIGN_HINT_SET,  EA_REALIGN_WOULD, EA_REALIGN_SKIPPED,
+		EA_REALIGN_UNSUPPORTED, EA_REALIGN_CANCELLED, EA_REALIGN_FAILED,
+	};
+	char a[16], b[16];
+
+	if (j->json) {
+		printf("\n  ],\n  \"summary\": {\"files\": %zu", j->n);
+		for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+			printf(", \"%s\": %u", ea_realign_outcome_name(order[i]),
+			       j->outcomes[order[i]]);
+		printf(", \"not_started\": %u, \"leftovers_removed\": %u, \"copied\": %llu, "
+		       "\"seconds\": %.3f, \"skip_reasons\": {",
+		       j->not_started, j->leftovers, (unsigned long long)j->copied,
+		       (double)el / 1e9);
+		json_counts(j->skips, EA_SKIP_COUNT, skip_name);
+		printf("}, \"swap_paths\": {");
+		json_counts(j->swaps, EA_SWAP_IN_PLACE + 1, swap_name);
+		printf("}}\n}\n");
+		return;
+	}
+	printf("%s %u of %zu files (%s copied in %.1f s, %s/s)",
+	       j->o.dry_run ? "would realign" : "realigned",
+	       j->o.dry_run ? j->outcomes[EA_REALIGN_WOULD] : j->outcomes[EA_REALIGN_DONE], j->n,
+	       human(a, sizeof(a), j->copied), (double)el / 1e9,
+	       human(b, sizeof(b), el ? (uint64_t)((double)j->copied * 1e9 / (double)el) : 0));
+	if (j->outcomes[EA_REALIGN_HINT_SET])
+		printf("; %u hinted in place", j->outcomes[EA_REALIGN_HINT_SET]);
+	if (j->outcomes[EA_REALIGN_SKIPPED]) {
+		bool first = true;
+
+		printf("; skipped %u (", j->outcomes[EA_REALIGN_SKIPPED]);
+		for (int s = 1; s < EA_SKIP_COUNT; s++)
+			if (j->skips[s]) {
+				printf("%s%s %u", first ? "" : ", ", ea_realign_skip_str(s),
+				       j->skips[s]);
+				first = false;
+			}
+		printf(")");
+	}
+	if (j->outcomes[EA_REALIGN_UNSUPPORTED])
+		printf("; unsupported %u", j->outcomes[EA_REALIGN_UNSUPPORTED]);
+	if (j->outcomes[EA_REALIGN_CANCELLED] + j->not_started)
+		printf("; stopped %u, not started %u", j->outcomes[EA_REALIGN_CANCELLED],
+		       j->not_started);
+	if (j->outcomes[EA_REALIGN_FAILED])
+		printf("; failed %u", j->outcomes[EA_REALIGN_FAILED]);
+	if (j->leftovers)
+		printf("; %u leftovers of killed runs removed", j->leftovers);
+	putchar('\n');
+}
+
+static void run(struct job *j)
+{
+	bool unsupported_said = false;
+
+	for (size_t i = 0; i < j->n; i++) {
+		struct file *f = &j->files[i];
+		struct ea_realign_result r;
+
+		if (j->o.deadline_ns && now_ns() >= j->o.deadline_ns) {
+			j->not_started += (unsigned)(j->n - i);
+			j->status = exit_worst(j->status, EXIT_NEGATIVE);
+			break;
+		}
+		if (f->early != EA_SKIP_NONE) {
+			memset(&r, 0, sizeof(r));
+			r.outcome = EA_REALIGN_SKIPPED;
+			r.skip = f->early;
+			r.fs_type = "unknown";
+		} else {
+			j->o.dev = f->dev;
+			j->cur = f->path;
+			j->cur_done = 0;
+			if (ea_realign_file(f->path, &j->o, &r) < 0)
+				errx(EXIT_USAGE, "invalid realignment options");
+		}
+		j->done_before += f->early == EA_SKIP_NONE ? f->size : 0;
+		j->cur_done = 0;
+		j->outcomes[r.outcome]++;
+		if (r.outcome == EA_REALIGN_SKIPPED)
+			j->skips[r.skip]++;
+		if (r.outcome == EA_REALIGN_DONE || r.outcome == EA_REALIGN_HINT_SET)
+			j->swaps[r.swap]++;
+		if (r.outcome == EA_REALIGN_DONE)
+			j->copied += r.bytes_copied;
+		j->status = exit_worst(j->status, status_of(&r));
+		clear_bar(j);
+		if (j->json)
+			report_json(j, f->path, &r);
+		else if (r.outcome != EA_REALIGN_UNSUPPORTED || !unsupported_said)
+			report_human(j, f->path, &r);
+		/* One filesystem that keeps no hint will not keep it for the next file. */
+		if (r.outcome == EA_REALIGN_UNSUPPORTED)
+			unsupported_said = true;
+		draw(j, true);
+	}
+	clear_bar(j);
+}
+
+int cmd_realign(int argc, char **argv)
+{
+	enum { OPT_REWRITE = 256, OPT_BUFFERED, OPT_STATE_DIR, OPT_CONFIG };
+	static const struct option longopts[] = {
+		{ "extsize", required_argument, NULL, 'e' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "rewrite-aligned", no_argument, NULL, OPT_REWRITE },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "max-time", required_argument, NULL, 't' },
+		{ "bwlimit", required_argument, NULL, 'b' },
+		{ "buffered", no_argument, NULL, OPT_BUFFERED },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "json", no_argument, NULL, 'J' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct job j = { .first_json = true };
+	struct ea_ratelimit rl;
+	uint64_t bwlimit = 0, max_time = 0, t0;
+	uint32_t extsize = 0;
+	unsigned removed = 0;
+	int c, r;
+
+	ea_realign_opts_init(&j.o, 0);
+	while ((c = getopt_long(argc, argv, "e:fnt:b:Jqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			if (parse_extsize_arg("--extsize", optarg, &extsize) != EXIT_OK)
+				return EXIT_USAGE;
+			break;
+		case 'f':
+			j.o.forcealign = 1;
+			break;
+		case OPT_REWRITE:
+			j.o.force = true;
+			break;
+		case 'n':
+			j.o.dry_run = true;
+			break;
+		case 't':
+			if (parse_duration(optarg, &max_time) < 0 || !max_time) {
+				warnx("--max-time '%s': not a duration; use seconds or 30s, 10m, 2h",
+				      optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'b':
+			if (ea_size_parse(optarg, UINT64_MAX, &bwlimit) < 0 || !bwlimit) {
+				warnx("--bwlimit '%s': not a rate; use bytes per second, e.g. 50M",
+				      optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_BUFFERED:
+			j.o.buffered = true;
+			break;
+		case OPT_STATE_DIR:
+			j.state_dir = optarg;
+			break;
+		case OPT_CONFIG:
+			warnx("--config is not supported yet; give --extsize SIZE");
+			return EXIT_USAGE;
+		case 'J':
+			j.json = true;
+			break;
+		case 'q':
+			j.quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, USAGE_HINT, "realign");
+			return EXIT_USAGE;
+		}
+	}
+	if (!extsize) {
+		warnx("--extsize SIZE is required");
+		fprintf(stderr, USAGE_HINT, "realign");
+		return EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		warnx("no path given");
+		fprintf(stderr, USAGE_HINT, "realign");
+		return EXIT_USAGE;
+	}
+	j.o.extsize = extsize;
+	j.o.state_dir = j.state_dir;
+	j.o.progress = on_progress;
+	j.o.userdata = &j;
+	j.bar = !j.json && !j.quiet && isatty(STDERR_FILENO);
+	t0 = j.t0 = now_ns();
+	if (max_time)
+		j.o.deadline_ns = t0 + max_time;
+	if (bwlimit) {
+		ea_ratelimit_init(&rl, bwlimit, t0);
+		j.o.ratelimit = &rl;
+	}
+
+	/* What killed runs left behind goes first: it is named, so it is visible. */
+	if (!j.o.dry_run) {
+		r = ea_realign_cleanup(j.state_dir, &removed);
+		if (r < 0)
+			warnx("cannot clean up leftovers of earlier runs: %s", strerror(-r));
+		j.leftovers = removed;
+	}
+	for (int i = optind; i < argc; i++)
+		j.status = exit_worst(j.status, collect(&j, argv[i]));
+
+	if (j.json)
+		printf("{\n  \"extsize\": %u, \"dry_run\": %s,\n  \"files\": [", extsize,
+		       j.o.dry_run ? "true" : "false");
+	run(&j);
+	summary(&j, now_ns() - t0);
+	for (size_t i = 0; i < j.n; i++)
+		free(j.files[i].path);
+	free(j.files);
+	return j.status;
+}
