@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Realignment of late files, only while the machine is idle.
+ *
+ * A job is one file, rewritten by ea_realign_file() in a child process so
+ * that the event loop keeps serving events while data is copied, and so
+ * that stopping a job is closing a pipe: the child's cancel callback sees
+ * the hang-up and the library leaves the file untouched.  At most one job
+ * runs per physical disk, so two rewrites never compete for one spindle or
+ * flash queue.  Idleness is sampled every idle_poll: I/O pressure, the busy
+ * share of the file's disk and the load per CPU must all stay under their
+ * limits for idle_time before a job starts; any of them failing stops the
+ * running jobs (they are queued again).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "extalignd.h"
+#include "extalign/macro.h"
+#include "extalign/realign.h"
+
+struct job {
+	pid_t pid;
+	int cancel_fd; /* write end; closing it cancels the child */
+	int result_fd; /* read end; the child writes its outcome */
+	size_t late;   /* index into d->late */
+	dev_t disk;
+};
+
+struct disk_sample {
+	dev_t disk;
+	uint64_t io_ticks_ms; /* /proc/diskstats: time spent doing I/O */
+	uint64_t at_usec;
+	double busy; /* percent, over the last poll interval */
+};
+
+struct jobs {
+	size_t *queue; /* indices into d->late, oldest first */
+	size_t n_queue;
+	struct job *run;
+	size_t n_run;
+	struct disk_sample *disks;
+	size_t n_disks;
+	uint64_t idle_since; /* monotonic usec; 0: not idle */
+	uint64_t next_poll;
+};
+
+int jobs_new(struct daemon *d)
+{
+	d->jobs = calloc(1, sizeof(*d->jobs));
+	return d->jobs ? 0 : -ENOMEM;
+}
+
+static void job_close(struct job *j)
+{
+	closep(&j->cancel_fd);
+	closep(&j->result_fd);
+}
+
+void jobs_free(struct daemon *d)
+{
+	if (!d->jobs)
+		return;
+	for (size_t i = 0; i < d->jobs->n_run; i++)
+		job_close(&d->jobs->run[i]);
+	free(d->jobs->queue);
+	free(d->jobs->run);
+	free(d->jobs->disks);
+	free(d->jobs);
+	d->jobs = NULL;
+}
+
+void jobs_queue(struct daemon *d, size_t late_index)
+{
+	struct jobs *J = d->jobs;
+	size_t *v;
+
+	if (!J)
+		return;
+	v = realloc(J->queue, (J->n_queue + 1) * sizeof(*v));
+	if (!v)
+		return;
+	J->queue = v;
+	v[J->n_queue++] = late_index;
+	d->late[late_index].queue = "queued";
+}
+
+/* The whole disk a filesystem's device belongs to: a partition's parent. */
+static dev_t whole_disk(dev_t dev)
+{
+	char p[PATH_MAX], real[PATH_MAX], *slash;
+	unsigned maj, min;
+	FILE *f;
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
+	if (access(p, F_OK) < 0)
+		return dev;
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	if (!realpath(p, real))
+		return dev;
+	slash = strrchr(real, '/');
+	if (!slash)
+		return dev;
+	snprintf(slash, sizeof(real) - (size_t)(slash - real), "/dev");
+	f = fopen(real, "re");
+	if (!f)
+		return dev;
+	if (fscanf(f, "%u:%u", &maj, &min) != 2)
+		maj = major(dev), min = minor(dev);
+	fclose(f);
+	return makedev(maj, min);
+}
+
+static int disk_io_ticks(dev_t disk, uint64_t *ret)
+{
+	unsigned maj, min;
+	unsigned long long v[11];
+	char line[512], name[64];
+	int r = -ENOENT;
+	FILE *f = fopen("/proc/diskstats", "re");
+
+	if (!f)
+		return negative_errno();
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &maj, &min, name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+			   &v[8], &v[9], &v[10]) < 13)
+			continue;
+		if (makedev(maj, min) == disk) {
+			*ret = v[9]; /* field 13: milliseconds spent doing I/O */
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+static double io_pressure(void)
+{
+	double avg10 = 0;
+	FILE *f = fopen("/proc/pressure/io", "re");
+
+	if (!f)
+		return 0; /* no PSI: this gate is open */
+	if (fscanf(f, "some avg10=%lf", &avg10) != 1)
+		avg10 = 0;
+	fclose(f);
+	return avg10;
+}
+
+static double load_per_cpu(void)
+{
+	double l[1];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (getloadavg(l, 1) != 1 || cpus <= 0)
+		return 0;
+	return l[0] / (double)cpus;
+}
+
+static struct disk_sample *disk_sample(struct jobs *J, dev_t disk, uint64_t now)
+{
+	struct disk_sample *s = NULL, *v;
+	uint64_t ticks;
+
+	for (size_t i = 0; i < J->n_disks; i++)
+		if (J->disks[i].disk == disk)
+			s = &J->disks[i];
+	if (!s) {
+		v = realloc(J->disks, (J->n_disks + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		J->disks = v;
+		s = &v[J->n_disks++];
+		*s = (struct disk_sample){ .disk = disk };
+	}
+	if (disk_io_ticks(disk, &ticks) < 0) {
+		s->busy = 0; /* loop files, virtual devices: no statistics */
+		return s;
+	}
+	if (s->at_usec && now > s->at_usec)
+		s->busy = 100.0 * (double)(ticks - s->io_ticks_ms) * 1000 /
+			  (double)(now - s->at_usec);
+	s->io_ticks_ms = ticks;
+	s->at_usec = now;
+	return s;
+}
+
+static bool disk_has_job(const struct jobs *J, dev_t disk)
+{
+	for (size_t i = 0; i < J->n_run; i++)
+		if (J->run[i].disk == disk)
+			return true;
+	return false;
+}
+
+static bool in_window(const struct daemon *d)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm))
+		return true;
+	return ea_daemon_in_window(&d->policy->daemon, (unsigned)(tm.tm_hour * 60 + tm.tm_min));
+}
+
+/* The child's cancel callback: the parent closed its end, or died. */
+static bool child_cancelled(void *userdata)
+{
+	struct pollfd p = { .fd = *(int *)userdata, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+/*
+ * In the child: open the file's directory refusing symlinks, make it the
+ * working directory (this process is ours alone) so the path-based library
+ * call resolves one last component, and check it is still the late file.
+ */
+static int child_run(const struct daemon *d, const struct late_file *l, int cancel_fd)
+{
+	_cleanup_free_ char *dir = strdup(l->path);
+	_cleanup_close_ int dfd = -1;
+	struct ea_realign_opts o;
+	struct ea_realign_result res = { 0 };
+	struct ea_ratelimit rl;
+	const char *base;
+	struct stat st;
+	char *slash;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return -EINVAL;
+	*slash = 0;
+	base = slash + 1;
+	dfd = open_tree(dir, O_RDONLY);
+	if (dfd < 0)
+		return dfd;
+	if (fchdir(dfd) < 0)
+		return negative_errno();
+	if (fstatat(AT_FDCWD, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return negative_errno();
+	if (st.st_dev != l->id.dev || st.st_ino != l->id.ino)
+		return -ESTALE; /* renamed or replaced since it was listed */
+	if (d->policy->daemon.realign_max_file_size &&
+	    (uint64_t)st.st_size > d->policy->daemon.realign_max_file_size)
+		return -EFBIG;
+
+	ea_realign_opts_init(&o, l->extsize);
+	o.forcealign = l->forcealign;
+	o.dev = l->id.dev;
+	o.cancel = child_cancelled;
+	o.userdata = &cancel_fd;
+	if (d->policy->daemon.realign_max_time_usec)
+		o.deadline_ns = now_usec(CLOCK_MONOTONIC) * 1000 +
+				d->policy->daemon.realign_max_time_usec * 1000;
+	if (d->policy->daemon.realign_bwlimit) {
+		ea_ratelimit_init(&rl, d->policy->daemon.realign_bwlimit,
+				  now_usec(CLOCK_MONOTONIC) * 1000);
+		o.ratelimit = &rl;
+	}
+	if (ea_realign_file(base, &o, &res) < 0)
+		return -EINVAL;
+	return (int)res.outcome;
+}
+
+static void job_start(struct daemon *d, size_t qi, dev_t disk)
+{
+	struct jobs *J = d->jobs;
+	struct late_file *l = &d->late[J->queue[qi]];
+	int cancel[2], result[2];
+	struct job *v;
+	pid_t pid;
+
+	if (pipe2(cancel, O_CLOEXEC) < 0)
+		return;
+	if (pipe2(result, O_CLOEXEC) < 0) {
+		close(cancel[0]);
+		close(cancel[1]);
+		return;
+	}
+	v = realloc(J->run, (J->n_run + 1) * sizeof(*v));
+	if (!v)
+		goto fail;
+	J->run = v;
+	pid = fork();
+	if (pid < 0)
+		goto fail;
+	if (pid == 0) {
+		sigset_t all;
+		int rc;
+
+		/* The parent blocked these for its signalfd; a job wants defaults. */
+		sigfillset(&all);
+		sigprocmask(SIG_UNBLOCK, &all, NULL);
+		close(cancel[1]);
+		close(result[0]);
+		rc = child_run(d, l, cancel[0]);
+		if (write(result[1], &rc, sizeof(rc)) != sizeof(rc))
+			_exit(2);
+		_exit(0);
+	}
+	close(cancel[0]);
+	close(result[1]);
+	v[J->n_run++] = (struct job){
+		.pid = pid,
+		.cancel_fd = cancel[1],
+		.result_fd = result[0],
+		.late = J->queue[qi],
+		.disk = disk,
+	};
+	l->queue = "running";
+	memmove(&J->queue[qi], &J->queue[qi + 1], (J->n_queue - qi - 1) * sizeof(*J->queue));
+	J->n_queue--;
+	d->state_dirty = true;
+	log_full(&d->log, LOG_INFO, l->rule, l->path, 0, "realignment started");
+	return;
+fail:
+	close(cancel[0]);
+	close(cancel[1]);
+	close(result[0]);
+	close(result[1]);
+}
+
+void jobs_reap(struct daemon *d)
+{
+	struct jobs *J = d->jobs;
+	pid_t pid;
+	int status;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (size_t i = 0; J && i < J->n_run; i++) {
+			struct job *j = &J->run[i];
+			struct late_file *l;
+			int rc = -EIO;
+
+			if (j->pid != pid)
+				continue;
+			l = &d->late[j->late];
+			if (read(j->result_fd, &rc, sizeof(rc)) != sizeof(rc))
+				rc = -EIO;
+			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
+				l->queue = "done";
+				d->counters[EA_CNT_JOBS_DONE]++;
+				log_full(&d->log, LOG_INFO, l->rule, l->path, 0, "realigned");
+			} else if (rc == EA_REALIGN_CANCELLED) {
+				l->queue = "queued";
+				jobs_queue(d, j->late);
+			} else {
+				l->queue = rc == EA_REALIGN_SKIPPED	  ? "skipped"
+					   : rc == EA_REALIGN_UNSUPPORTED ? "unsupported"
+									  : "failed";
+				d->counters[EA_CNT_JOBS_FAILED]++;
+				log_full(&d->log, LOG_NOTICE, l->rule, l->path, rc < 0 ? rc : 0,
+					 "realignment %s", l->queue);
+			}
+			job_close(j);
+			*j = J->run[--J->n_run];
+			d->state_dirty = true;
+			break;
+		}
+	}
+}
+
+void jobs_stop_all(struct daemon *d)
+{
+	struct jobs *J = d->jobs;
+
+	if (!J)
+		return;
+	for (size_t i = 0; i < J->n_run; i++)
+		closep(&J->run[i].cancel_fd);
+	/* The children see the hang-up between chunks; wait a bounded time
+	 * so that SIGTERM still ends the daemon within a second. */
+	for (int t = 0; t < 80 && J->n_run; t++) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		jobs_reap(d);
+	}
+	for (size_t i = 0; i < J->n_run; i++)
+		kill(J->run[i].pid, SIGKILL); /* the library survives a kill at any point */
+}
+
+uint64_t jobs_poll_usec(const struct daemon *d)
+{
+	return d->jobs && d->jobs->n_queue ? d->policy->daemon.idle_poll_usec : 0;
+}
+
+void jobs_tick(struct daemon *d)
+{
+	const struct ea_daemon_conf *c = &d->policy->daemon;
+	struct jobs *J = d->jobs;
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	bool idle;
+
+	if (!J || (!J->n_queue && !J->n_run) || now < J->next_poll)
+		return;
+	J->next_poll = now + (c->idle_poll_usec ? c->idle_poll_usec : 1000000);
+
+	idle = c->realign && !d->no_realign && in_window(d) &&
+	       io_pressure() <= c->idle_io_pressure && load_per_cpu() <= c->idle_cpu_load;
+	/* Disk busy-ness is judged per disk when a job would start there: a
+	 * running job makes its own disk busy and must not stop itself. */
+	if (!idle) {
+		J->idle_since = 0;
+		for (size_t i = 0; i < J->n_run; i++)
+			closep(&J->run[i].cancel_fd);
+		return;
+	}
+	if (!J->idle_since)
+		J->idle_since = now;
+	if (now - J->idle_since < c->idle_time_usec)
+		return;
+
+	for (size_t qi = 0; qi < J->n_queue;) {
+		const struct late_file *l = &d->late[J->queue[qi]];
+		dev_t disk = whole_disk(l->id.dev);
+		struct disk_sample *s = disk_sample(J, disk, now);
+
+		if (disk_has_job(J, disk) || (s && s->busy > c->idle_disk_util)) {
+			qi++;
+			continue;
+		}
+		job_start(d, qi, disk); /* removes queue[qi] on success */
+		if (qi < J->n_queue && &d->late[J->queue[qi]] == l)
+			qi++;
+	}
+}

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Two targets: the journal with fields a query can select on (RULE=, PATH=,
+ * ERRNO=), when stderr is the journal stream systemd gave us; otherwise one
+ * line per message on stderr with the "<N>" priority prefix that systemd and
+ * syslog-style collectors understand.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <systemd/sd-journal.h>
+
+#include "extalignd.h"
+#include "extalign/macro.h"
+
+/* JOURNAL_STREAM is "dev:ino" of the stream systemd connected to stderr.  It
+ * is inherited by children, so it counts only if stderr is still that stream. */
+static bool stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void log_setup(struct ealog *l, const char *target, bool verbose)
+{
+	if (target && !strcmp(target, "journal"))
+		l->journal = true;
+	else if (target && !strcmp(target, "stderr"))
+		l->journal = false;
+	else
+		l->journal = stderr_is_journal();
+	l->max_level = verbose ? LOG_DEBUG : LOG_INFO;
+}
+
+void log_full(const struct ealog *l, int prio, const char *rule, const char *path, int err,
+	      const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+	int saved = errno;
+
+	if (prio > l->max_level)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		goto out;
+
+	if (l->journal) {
+		char *f[6] = { 0 };
+		struct iovec iov[6];
+		size_t n = 0;
+		bool ok = true;
+
+		ok = ok && asprintf(&f[n++], "MESSAGE=%s%s%s", msg, err ? ": " : "",
+				    err ? strerror(-err) : "") >= 0;
+		ok = ok && asprintf(&f[n++], "PRIORITY=%d", prio) >= 0;
+		ok = ok && asprintf(&f[n++], "SYSLOG_IDENTIFIER=extalignd") >= 0;
+		if (rule)
+			ok = ok && asprintf(&f[n++], "RULE=%s", rule) >= 0;
+		if (path)
+			ok = ok && asprintf(&f[n++], "PATH=%s", path) >= 0;
+		if (err)
+			ok = ok && asprintf(&f[n++], "ERRNO=%d", -err) >= 0;
+		if (ok) {
+			for (size_t i = 0; i < n; i++)
+				iov[i] = (struct iovec){ f[i], strlen(f[i]) };
+			sd_journal_sendv(iov, (int)n);
+		}
+		for (size_t i = 0; i < n; i++)
+			free(f[i]);
+		if (ok)
+			goto out;
+	}
+	/* One fprintf so that concurrent writers do not interleave a line. */
+	fprintf(stderr, "<%d>%s%s%s%s%s%s%s%s\n", prio, rule ? "rule " : "", rule ? rule : "",
+		rule ? ": " : "", path ? path : "", path ? ": " : "", msg, err ? ": " : "",
+		err ? strerror(-err) : "");
+out:
+	errno = saved;
+}

@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * extalignd: the event loop.  One thread, one epoll: the fanotify (or
+ * inotify) descriptor, a signalfd for SIGTERM/SIGINT/SIGHUP/SIGCHLD and a
+ * timerfd for the watchdog, the state file and the realignment jobs.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <syslog.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+
+#include "extalignd.h"
+#include "extalign/macro.h"
+
+#ifndef EXTALIGN_VERSION
+#define EXTALIGN_VERSION "unknown"
+#endif
+
+/* How often the loop wakes without events: state file, STATUS=, jobs. */
+#define TICK_USEC 200000ULL
+/* The state file and STATUS= are rewritten at most this often. */
+#define STATE_MIN_INTERVAL_USEC 500000ULL
+/* Late files listed in the state file; the counter has the total. */
+#define STATE_LATE_MAX 1000
+
+enum { EV_FANOTIFY = 1, EV_INOTIFY, EV_SIGNAL, EV_TIMER };
+
+uint64_t now_usec(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+void daemon_error(struct daemon *d, const char *rule, const char *path, int err, const char *fmt,
+		  ...)
+{
+	struct ea_state_error *e = &d->errors[d->n_errors_total % ERROR_RING];
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	log_full(&d->log, LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+
+	d->counters[EA_CNT_ERRORS]++;
+	d->state_dirty = true;
+	free(e->rule);
+	free(e->path);
+	free(e->msg);
+	*e = (struct ea_state_error){
+		.usec = now_usec(CLOCK_REALTIME),
+		.err = -err,
+		.rule = rule ? strdup(rule) : NULL,
+		.path = path ? strdup(path) : NULL,
+		.msg = TAKE_PTR(msg),
+	};
+	d->n_errors_total++;
+}
+
+static unsigned count_diag_errors(const struct ea_diags *diags)
+{
+	return (unsigned)diags->n;
+}
+
+static int policy_load(struct daemon *d, struct ea_policy **ret, struct ea_diags *diags)
+{
+	const char *dropins = d->config_dir;
+
+	/* A file named with --config is the whole configuration. */
+	if (!dropins && d->config)
+		dropins = EA_POLICY_NO_DROPINS;
+	return ea_policy_load(d->config, dropins, NULL, NULL, ret, diags);
+}
+
+static void log_diags(struct daemon *d, const struct ea_diags *diags)
+{
+	for (size_t i = 0; i < diags->n; i++) {
+		const struct ea_diag *g = &diags->items[i];
+
+		if (g->line)
+			log_full(&d->log, LOG_ERR, NULL, g->file, 0, "line %u: %s", g->line,
+				 g->msg);
+		else
+			log_full(&d->log, LOG_ERR, NULL, g->file, 0, "%s", g->msg);
+	}
+}
+
+static void set_policy(struct daemon *d, struct ea_policy *p)
+{
+	ea_policy_free(d->policy);
+	d->policy = p;
+	d->project_rules = false;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].kind == EA_RULE_PROJECT)
+			d->project_rules = true;
+}
+
+static const char *watcher_name(const struct daemon *d)
+{
+	return d->backend == EA_WATCH_INOTIFY ? "inotify" : "fanotify";
+}
+
+void daemon_notify_status(struct daemon *d)
+{
+	const uint64_t *c = d->counters;
+
+	sd_notifyf(0,
+		   "STATUS=%s: %zu rules, %zu filesystems (%s), %" PRIu64 " hinted, %" PRIu64
+		   " inherited, %" PRIu64 " late, %" PRIu64 " unsupported, %" PRIu64 " errors",
+		   d->phase, d->policy ? d->policy->n_rules : 0, d->n_marks, watcher_name(d),
+		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_INHERIT],
+		   c[EA_CNT_FILES_INHERITED] + c[EA_CNT_DIRS_INHERITED], c[EA_CNT_FILES_LATE],
+		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS]);
+}
+
+static int state_write(struct daemon *d)
+{
+	struct ea_state s = {
+		.version = EA_STATE_VERSION,
+		.pid = getpid(),
+		.started_usec = d->start_realtime_usec,
+		.updated_usec = now_usec(CLOCK_REALTIME),
+		.rules = d->policy ? (unsigned)d->policy->n_rules : 0,
+	};
+	size_t first, n;
+	int r = 0;
+
+	if (d->state_dir_fd < 0)
+		return 0;
+	memcpy(s.counters, d->counters, sizeof(s.counters));
+	s.config = strdup(d->config ? d->config : EA_POLICY_CONF);
+	s.watcher = strdup(watcher_name(d));
+	s.phase = strdup(d->phase);
+	if (!s.config || !s.watcher || !s.phase)
+		r = -ENOMEM;
+	for (size_t i = 0; !r && i < d->n_marks; i++)
+		r = ea_state_add_mark(&s, d->marks[i].path, d->marks[i].fstype, d->marks[i].how);
+	/* The ring from oldest to newest. */
+	n = d->n_errors_total < ERROR_RING ? d->n_errors_total : ERROR_RING;
+	first = d->n_errors_total - n;
+	for (size_t i = first; !r && i < d->n_errors_total; i++) {
+		const struct ea_state_error *e = &d->errors[i % ERROR_RING];
+
+		r = ea_state_add_error(&s, e->usec, e->err, e->rule, e->path, e->msg);
+	}
+	first = d->n_late > STATE_LATE_MAX ? d->n_late - STATE_LATE_MAX : 0;
+	for (size_t i = first; !r && i < d->n_late; i++) {
+		const struct late_file *l = &d->late[i];
+
+		r = ea_state_add_late(&s, l->usec, l->rule, l->path, l->queue);
+	}
+	if (!r)
+		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
+	ea_state_free(&s);
+	if (r < 0)
+		log_full(&d->log, LOG_WARNING, NULL, d->state_dir, r, "cannot write the state file");
+	return r;
+}
+
+/* State file and STATUS= now, whether or not anything changed. */
+static void publish(struct daemon *d)
+{
+	state_write(d);
+	daemon_notify_status(d);
+	d->state_dirty = false;
+	d->last_state_usec = now_usec(CLOCK_MONOTONIC);
+}
+
+static void reload(struct daemon *d)
+{
+	struct ea_diags diags = EA_DIAGS_INIT;
+	struct ea_policy *p = NULL;
+	int r;
+
+	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC));
+	d->phase = "reloading";
+	log_msg(d, LOG_INFO, "reloading the configuration");
+	r = policy_load(d, &p, &diags);
+	if (r < 0) {
+		unsigned n = count_diag_errors(&diags);
+
+		log_diags(d, &diags);
+		ea_diags_free(&diags);
+		daemon_error(d, NULL, d->config ? d->config : EA_POLICY_CONF, r,
+			     "new configuration has %u errors, keeping the old rules", n);
+		d->counters[EA_CNT_RELOAD_FAILURES]++;
+		d->phase = "running";
+		publish(d);
+		/* After publish(): this STATUS= is the one a watcher should see. */
+		sd_notifyf(0, "READY=1\nSTATUS=reload failed (%u errors), old rules kept: %zu rules",
+			   n, d->policy->n_rules);
+		return;
+	}
+	ea_diags_free(&diags);
+	set_policy(d, p);
+	watch_setup(d);
+	watch_prune(d);
+	/* New rules may cover directories that exist already. */
+	apply_rescan(d, false);
+	d->counters[EA_CNT_RELOADS]++;
+	d->phase = "running";
+	log_msg(d, LOG_INFO, "configuration reloaded: %zu rules", p->n_rules);
+	publish(d);
+	sd_notify(0, "READY=1");
+}
+
+static int epoll_add(int ep, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? negative_errno() : 0;
+}
+
+static int setup_loop(struct daemon *d, sigset_t *mask)
+{
+	struct itimerspec its = {
+		.it_interval = { 0, (long)TICK_USEC * 1000 },
+		.it_value = { 0, (long)TICK_USEC * 1000 },
+	};
+
+	sigemptyset(mask);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, mask, NULL) < 0)
+		return negative_errno();
+	/* A job's pipe closing must be an error return, not death. */
+	signal(SIGPIPE, SIG_IGN);
+	d->signal_fd = signalfd(-1, mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (d->signal_fd < 0 || d->epoll_fd < 0 || d->timer_fd < 0)
+		return negative_errno();
+	if (timerfd_settime(d->timer_fd, 0, &its, NULL) < 0)
+		return negative_errno();
+	if (epoll_add(d->epoll_fd, d->signal_fd, EV_SIGNAL) < 0 ||
+	    epoll_add(d->epoll_fd, d->timer_fd, EV_TIMER) < 0)
+		return negative_errno();
+	return 0;
+}
+
+static void tick(struct daemon *d)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), expirations;
+
+	if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return;
+	/* Every tick is far below any sane WatchdogSec=: ping each time. */
+	if (d->watchdog_usec)
+		sd_notify(0, "WATCHDOG=1");
+	jobs_tick(d);
+	if (d->state_dirty && now - d->last_state_usec >= STATE_MIN_INTERVAL_USEC)
+		publish(d);
+}
+
+/* Returns true when the daemon is to stop. */
+static bool on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+	bool stop = false;
+
+	while (read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGTERM:
+		case SIGINT:
+			stop = true;
+			break;
+		case SIGHUP:
+			reload(d);
+			break;
+		case SIGCHLD:
+			jobs_reap(d);
+			break;
+		}
+	}
+	return stop;
+}
+
+static int run(struct daemon *d)
+{
+	for (;;) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		for (int i = 0; i < n; i++) {
+			int r = 0;
+
+			switch (evs[i].data.u64) {
+			case EV_FANOTIFY:
+				r = watch_fanotify_read(d);
+				break;
+			case EV_INOTIFY:
+				r = watch_inotify_read(d);
+				break;
+			case EV_TIMER:
+				tick(d);
+				break;
+			case EV_SIGNAL:
+				if (on_signal(d))
+					return 0;
+				break;
+			}
+			if (r < 0)
+				daemon_error(d, NULL, NULL, r, "reading events failed");
+		}
+		if (d->rescan_pending) {
+			d->rescan_pending = false;
+			apply_rescan(d, true);
+		}
+	}
+}
+
+static void usage(FILE *out)
+{
+	fputs("Usage: extalignd [OPTIONS]\n\n"
+	      "Give new files under extalign.conf rules their extent size hints.\n\n"
+	      "  -c, --config FILE      configuration file (only this file, no drop-ins)\n"
+	      "      --config-dir DIR   drop-in directory to read as well\n"
+	      "  -f, --foreground       stay in the foreground (extalignd never forks)\n"
+	      "      --state-dir DIR    where the state file goes (" EA_STATE_DIR ")\n"
+	      "      --watch BACKEND    auto, fanotify or inotify (overrides [daemon] watch)\n"
+	      "      --log-target T     auto, journal or stderr\n"
+	      "      --no-realign       list late files but never rewrite them\n"
+	      "      --check-config     load the configuration, report, exit\n"
+	      "  -v, --verbose          log every file handled\n"
+	      "  -h, --help             this text\n"
+	      "  -V, --version          version\n",
+	      out);
+}
+
+static void daemon_free(struct daemon *d)
+{
+	jobs_free(d);
+	watch_teardown(d);
+	late_free(d);
+	for (size_t i = 0; i < ERROR_RING; i++) {
+		free(d->errors[i].rule);
+		free(d->errors[i].path);
+		free(d->errors[i].msg);
+	}
+	ea_policy_free(d->policy);
+	d->policy = NULL;
+	closep(&d->fan_fd);
+	closep(&d->ino_fd);
+	closep(&d->epoll_fd);
+	closep(&d->signal_fd);
+	closep(&d->timer_fd);
+	closep(&d->state_dir_fd);
+}
+
+static int open_state_dir(struct daemon *d)
+{
+	if (mkdir(d->state_dir, 0755) < 0 && errno != EEXIST)
+		return negative_errno();
+	d->state_dir_fd = open_tree(d->state_dir, O_RDONLY);
+	return d->state_dir_fd < 0 ? d->state_dir_fd : 0;
+}
+
+/* One fd per inotify watch and per filesystem: use all we may have. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_CONFIG_DIR = 256, OPT_STATE_DIR, OPT_WATCH, OPT_LOG, OPT_NO_REALIGN, OPT_CHECK };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "log-target", required_argument, NULL, OPT_LOG },
+		{ "no-realign", no_argument, NULL, OPT_NO_REALIGN },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	struct daemon d = {
+		.state_dir = EA_STATE_DIR,
+		.epoll_fd = -1,
+		.signal_fd = -1,
+		.timer_fd = -1,
+		.fan_fd = -1,
+		.ino_fd = -1,
+		.state_dir_fd = -1,
+		.phase = "starting",
+	};
+	struct ea_diags diags = EA_DIAGS_INIT;
+	struct ea_policy *p = NULL;
+	_cleanup_free_ char *config_abs = NULL;
+	const char *log_target = NULL;
+	bool verbose = false, check = false;
+	sigset_t mask;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, "c:fvhV", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			d.config = optarg;
+			break;
+		case OPT_CONFIG_DIR:
+			d.config_dir = optarg;
+			break;
+		case 'f':
+			break;
+		case OPT_STATE_DIR:
+			d.state_dir = optarg;
+			break;
+		case OPT_WATCH:
+			if (strcmp(optarg, "auto") && strcmp(optarg, "fanotify") &&
+			    strcmp(optarg, "inotify")) {
+				fprintf(stderr, "extalignd: --watch: auto, fanotify or inotify\n");
+				return 2;
+			}
+			d.force_watch = optarg;
+			break;
+		case OPT_LOG:
+			log_target = optarg;
+			break;
+		case OPT_NO_REALIGN:
+			d.no_realign = true;
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("extalignd %s\n", EXTALIGN_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "extalignd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	/* Absolute, so that status shows something usable from anywhere. */
+	if (d.config && d.config[0] != '/') {
+		config_abs = realpath(d.config, NULL);
+		if (config_abs)
+			d.config = config_abs;
+	}
+	log_setup(&d.log, log_target, verbose);
+	d.start_realtime_usec = now_usec(CLOCK_REALTIME);
+
+	r = policy_load(&d, &p, &diags);
+	if (r < 0) {
+		log_diags(&d, &diags);
+		log_full(&d.log, LOG_ERR, NULL, d.config ? d.config : EA_POLICY_CONF, r,
+			 "configuration has %u errors, not starting", count_diag_errors(&diags));
+		ea_diags_free(&diags);
+		return 1;
+	}
+	set_policy(&d, p);
+	if (check) {
+		printf("%s: %zu rules, %zu trees to watch\n", d.config ? d.config : EA_POLICY_CONF,
+		       p->n_rules, p->n_watch);
+		daemon_free(&d);
+		return 0;
+	}
+
+	raise_nofile();
+	r = setup_loop(&d, &mask);
+	if (r < 0) {
+		log_full(&d.log, LOG_ERR, NULL, NULL, r, "cannot set up the event loop");
+		goto out;
+	}
+	r = open_state_dir(&d);
+	if (r < 0)
+		log_full(&d.log, LOG_WARNING, NULL, d.state_dir, r,
+			 "no state file: extalign status will not see this daemon");
+	r = jobs_new(&d);
+	if (r < 0)
+		goto out;
+	r = watch_setup(&d);
+	if (d.fan_fd < 0 && d.ino_fd < 0)
+		goto out; /* not watching anything at all: systemd should know */
+	if (d.fan_fd >= 0)
+		epoll_add(d.epoll_fd, d.fan_fd, EV_FANOTIFY);
+	if (d.ino_fd >= 0)
+		epoll_add(d.epoll_fd, d.ino_fd, EV_INOTIFY);
+	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
+		d.watchdog_usec = 0;
+
+	/* Marks first, then the scan: nothing made in between is missed. */
+	apply_rescan(&d, false);
+	d.phase = "running";
+	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.n_marks,
+		watcher_name(&d), d.policy->n_rules);
+	publish(&d);
+	sd_notify(0, "READY=1");
+
+	r = run(&d);
+	sd_notify(0, "STOPPING=1");
+	d.phase = "stopping";
+	jobs_stop_all(&d);
+	publish(&d);
+	log_msg(&d, LOG_INFO, "stopped");
+out:
+	daemon_free(&d);
+	return r < 0 ? 1 : 0;
+}
