@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* extalign status: what the running extalignd is doing, from its state file. */
+#include <err.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd.h"
+#include "extalign/macro.h"
+#include "extalign/state.h"
+
+static void usage(FILE *out)
+{
+	fputs("Usage: extalign status [--json] [--state-dir DIR]\n\n"
+	      "Show what extalignd is doing: rules, watched filesystems, counters,\n"
+	      "the last errors and the files waiting for realignment.\n\n"
+	      "  -J, --json            JSON output\n"
+	      "      --state-dir DIR   read DIR/state instead of " EA_STATE_DIR "/state\n"
+	      "  -h, --help            this text\n",
+	      out);
+}
+
+/*
+ * Is the daemon that wrote the file still alive?  The pid alone could have
+ * been reused since, so the process must also be called extalignd.
+ */
+static bool daemon_alive(pid_t pid)
+{
+	char p[64], comm[64] = "";
+	FILE *f;
+
+	if (pid <= 0 || (kill(pid, 0) < 0 && errno != EPERM))
+		return false;
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)pid);
+	f = fopen(p, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = 0;
+	fclose(f);
+	comm[strcspn(comm, "\n")] = 0;
+	return !strcmp(comm, "extalignd");
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else
+			putchar(*p); /* UTF-8 passes through; other bytes too (paths) */
+	}
+	putchar('"');
+}
+
+static void print_json(const struct ea_state *s, bool alive)
+{
+	printf("{\"running\":%s,\"pid\":%d,\"phase\":", alive ? "true" : "false", (int)s->pid);
+	json_str(s->phase);
+	printf(",\"started_usec\":%" PRIu64 ",\"updated_usec\":%" PRIu64 ",\"config\":",
+	       s->started_usec, s->updated_usec);
+	json_str(s->config);
+	fputs(",\"watcher\":", stdout);
+	json_str(s->watcher);
+	printf(",\"rules\":%u,\"counters\":{", s->rules);
+	for (int i = 0; i < _EA_CNT_MAX; i++)
+		printf("%s\"%s\":%" PRIu64, i ? "," : "", ea_state_counter_name(i), s->counters[i]);
+	fputs("},\"marks\":[", stdout);
+	for (size_t i = 0; i < s->n_marks; i++) {
+		fputs(i ? ",{\"path\":" : "{\"path\":", stdout);
+		json_str(s->marks[i].path);
+		fputs(",\"fstype\":", stdout);
+		json_str(s->marks[i].fstype);
+		fputs(",\"how\":", stdout);
+		json_str(s->marks[i].how);
+		putchar('}');
+	}
+	fputs("],\"errors\":[", stdout);
+	for (size_t i = 0; i < s->n_errors; i++) {
+		const struct ea_state_error *e = &s->errors[i];
+
+		printf("%s{\"usec\":%" PRIu64 ",\"errno\":%d,\"error\":", i ? "," : "", e->usec,
+		       e->err);
+		json_str(e->err ? strerror(e->err) : "");
+		fputs(",\"rule\":", stdout);
+		json_str(e->rule);
+		fputs(",\"path\":", stdout);
+		json_str(e->path);
+		fputs(",\"message\":", stdout);
+		json_str(e->msg);
+		putchar('}');
+	}
+	fputs("],\"late\":[", stdout);
+	for (size_t i = 0; i < s->n_late; i++) {
+		const struct ea_state_late *l = &s->late[i];
+
+		printf("%s{\"usec\":%" PRIu64 ",\"rule\":", i ? "," : "", l->usec);
+		json_str(l->rule);
+		fputs(",\"path\":", stdout);
+		json_str(l->path);
+		fputs(",\"queue\":", stdout);
+		json_str(l->queue);
+		putchar('}');
+	}
+	fputs("]}\n", stdout);
+}
+
+static const char *when(uint64_t usec, char *buf, size_t len)
+{
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S %Z", &tm))
+		snprintf(buf, len, "%" PRIu64, usec);
+	return buf;
+}
+
+static void print_text(const struct ea_state *s, bool alive)
+{
+	const uint64_t *c = s->counters;
+	char buf[64];
+
+	if (alive)
+		printf("extalignd: %s (pid %d) since %s\n", s->phase, (int)s->pid,
+		       when(s->started_usec, buf, sizeof(buf)));
+	else
+		printf("extalignd: not running (last state from pid %d, %s)\n", (int)s->pid,
+		       when(s->updated_usec, buf, sizeof(buf)));
+	printf("config:    %s, %u rules\n", s->config, s->rules);
+	printf("watcher:   %s\n", s->watcher);
+	for (size_t i = 0; i < s->n_marks; i++)
+		printf("%s%s (%s, %s)\n", i ? "           " : "marks:     ", s->marks[i].path,
+		       s->marks[i].fstype, s->marks[i].how);
+	printf("hinted:    %" PRIu64 " files, %" PRIu64 " directories by the daemon; %" PRIu64
+	       " files, %" PRIu64 " directories by inheritance\n",
+	       c[EA_CNT_FILES_HINTED], c[EA_CNT_DIRS_INHERIT], c[EA_CNT_FILES_INHERITED],
+	       c[EA_CNT_DIRS_INHERITED]);
+	printf("late:      %" PRIu64 " files had data before their hint\n", c[EA_CNT_FILES_LATE]);
+	printf("problems:  %" PRIu64 " unsupported, %" PRIu64 " errors, %" PRIu64
+	       " skipped (symlinks, hard links, ...)\n",
+	       c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS], c[EA_CNT_SKIPPED]);
+	printf("events:    %" PRIu64 ", %" PRIu64 " overflows, %" PRIu64 " rescans\n",
+	       c[EA_CNT_EVENTS], c[EA_CNT_OVERFLOWS], c[EA_CNT_RESCANS]);
+	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)\n", c[EA_CNT_RELOADS],
+	       c[EA_CNT_RELOAD_FAILURES]);
+	printf("realigned: %" PRIu64 " (%" PRIu64 " failed)\n", c[EA_CNT_JOBS_DONE],
+	       c[EA_CNT_JOBS_FAILED]);
+	if (s->n_errors)
+		puts("\nLast errors:");
+	for (size_t i = 0; i < s->n_errors; i++) {
+		const struct ea_state_error *e = &s->errors[i];
+
+		printf("  %s %s%s%s%s%s%s%s%s\n", when(e->usec, buf, sizeof(buf)),
+		       *e->rule ? "rule " : "", e->rule, *e->rule ? ": " : "", e->path,
+		       *e->path ? ": " : "", e->msg, e->err ? ": " : "",
+		       e->err ? strerror(e->err) : "");
+	}
+	if (s->n_late)
+		printf("\nRealignment candidates (%zu shown):\n", s->n_late);
+	for (size_t i = 0; i < s->n_late; i++)
+		printf("  %-11s %-16s %s\n", s->late[i].queue, s->late[i].rule, s->late[i].path);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'J' },
+		{ "state-dir", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *dir = EA_STATE_DIR;
+	struct ea_state s = { 0 };
+	_cleanup_close_ int dfd = -1;
+	bool json = false, alive;
+	unsigned bad = 0;
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "Jh", opts, NULL)) >= 0) {
+		switch (c) {
+		case 'J':
+			json = true;
+			break;
+		case 'S':
+			dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, USAGE_HINT, "status");
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		warnx("status: unexpected argument '%s'", argv[optind]);
+		fprintf(stderr, USAGE_HINT, "status");
+		return EXIT_USAGE;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = dfd < 0 ? negative_errno() : ea_state_read_at(dfd, EA_STATE_FILE, &s, &bad);
+	if (r == -ENOENT) {
+		if (json)
+			puts("{\"running\":false}");
+		else
+			printf("extalignd: not running (no %s/%s)\n", dir, EA_STATE_FILE);
+		return EXIT_FAILED;
+	}
+	if (r == -EBADMSG) {
+		warnx("%s/%s:%u: malformed state file", dir, EA_STATE_FILE, bad);
+		return EXIT_FAILED;
+	}
+	if (r < 0) {
+		warnx("%s/%s: %s", dir, EA_STATE_FILE, strerror(-r));
+		return EXIT_FAILED;
+	}
+	alive = daemon_alive(s.pid);
+	if (json)
+		print_json(&s, alive);
+	else
+		print_text(&s, alive);
+	ea_state_free(&s);
+	return alive ? EXIT_OK : EXIT_FAILED;
+}
