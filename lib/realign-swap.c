@@ -290,6 +290,7 @@ int rl_swap_rename(struct rl_ctx *c)
 		exchanged = false;
 	}
 	if (exchanged) {
+		rl_progress(c, EA_PHASE_EXCHANGED, 0, 0);
 		r = rl_unchanged(c);
 		if (r < 0) {
 			if (renameat2(c->dirfd, name, c->dirfd, c->base, RENAME_EXCHANGE) < 0) {

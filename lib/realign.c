@@ -43,8 +43,17 @@ uint64_t rl_now_ns(void)
 
 int rl_interrupted(const struct rl_ctx *c)
 {
-	if (c->fd >= 0 && fcntl(c->fd, F_GETLEASE) != F_WRLCK)
-		return RL_LEASE_BROKEN;
+	/*
+	 * A lease break or a change (chmod, utimes, setxattr by path do not
+	 * open the file, so only ctime tells) ends the copy at once rather than
+	 * after the last byte.
+	 */
+	if (c->fd >= 0) {
+		int r = rl_unchanged(c);
+
+		if (r)
+			return r;
+	}
 	if (c->o->cancel && c->o->cancel(c->o->userdata))
 		return RL_CANCELLED;
 	if (c->o->deadline_ns && rl_now_ns() >= c->o->deadline_ns)
@@ -464,9 +473,9 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		res->step = "final check";
 		goto out_lease;
 	}
-	rl_progress(&c, EA_PHASE_SWAP, 0, 0);
 	r = -EOPNOTSUPP;
 	if (res->hint_before) {
+		rl_progress(&c, EA_PHASE_SWAP, 0, 0);
 		r = rl_swap_keep_inode(&c);
 		if (r < 0 && !rl_swap_unavailable(r)) {
 			res->step = "swap";

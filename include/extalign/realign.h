@@ -111,6 +111,7 @@ enum ea_realign_phase {
 	EA_PHASE_VERIFY, /* done/total are bytes read back */
 	EA_PHASE_LINKED, /* rename path: the copy has a (leftover) name */
 	EA_PHASE_SWAP,	 /* about to replace */
+	EA_PHASE_EXCHANGED, /* rename path: names exchanged, old inode at the leftover name */
 	EA_PHASE_DONE,
 };
 

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The pure parts of realignment: leftover names, range maths, rate limit, checksum. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "extalign/realign.h"
+
+START_TEST(test_leftover_roundtrip)
+{
+	static const uint64_t inos[] = { 0, 1, 131, 4294967296ULL, UINT64_MAX };
+	char buf[EA_REALIGN_LEFTOVER_MAX];
+	uint64_t got;
+
+	for (size_t i = 0; i < sizeof(inos) / sizeof(inos[0]); i++) {
+		ea_realign_leftover_name(buf, inos[i], 0x0123456789abcdefULL ^ i);
+		ck_assert_msg(ea_realign_leftover_parse(buf, &got), "%s not recognised", buf);
+		ck_assert_uint_eq(got, inos[i]);
+	}
+	ea_realign_leftover_name(buf, 42, 7);
+	ck_assert_str_eq(buf, ".extalign-realign.42.0000000000000007");
+	ck_assert(ea_realign_leftover_parse(buf, NULL));
+}
+END_TEST
+
+/* Near misses must never be taken for ours: cleanup deletes what matches. */
+static const char *const not_leftovers[] = {
+	"",
+	"a",
+	".extalign-realign.",
+	".extalign-realign.42",
+	".extalign-realign.42.",
+	".extalign-realign..0123456789abcdef",
+	".extalign-realign.42.0123456789abcde",	  /* 15 hex */
+	".extalign-realign.42.0123456789abcdef0", /* 17 hex */
+	".extalign-realign.42.0123456789ABCDEF",  /* upper case: not what we write */
+	".extalign-realign.42.0123456789abcdeg",
+	".extalign-realign.42.0123456789abcdef.bak",
+	".extalign-realign.-4.0123456789abcdef",
+	".extalign-realign.4x.0123456789abcdef",
+	"x.extalign-realign.42.0123456789abcdef",
+	".extalign-realign.18446744073709551616.0123456789abcdef", /* ino overflows */
+	"extalign-realign.42.0123456789abcdef",
+};
+
+START_TEST(test_leftover_rejects)
+{
+	ck_assert_msg(!ea_realign_leftover_parse(not_leftovers[_i], NULL), "'%s' accepted",
+		      not_leftovers[_i]);
+}
+END_TEST
+
+START_TEST(test_leftover_null)
+{
+	ck_assert(!ea_realign_leftover_parse(NULL, NULL));
+}
+END_TEST
+
+START_TEST(test_ranges_align)
+{
+	/* 4k-block data ranges of a 1 MiB + 100 byte file, O_DIRECT at 64k. */
+	struct ea_range r[] = {
+		{ 0, 4096 },		/* widened to [0, 64k) */
+		{ 8192, 12288 },	/* same unit: merged */
+		{ 65536, 131072 },	/* touches: merged */
+		{ 262144, 266240 },	/* alone: [256k, 320k) */
+		{ 1048576, 1048676 },	/* tail: clipped to round_up(size) */
+	};
+	size_t n = ea_ranges_align(r, 5, 65536, 1048676);
+
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(r[0].start, 0);
+	ck_assert_uint_eq(r[0].end, 131072);
+	ck_assert_uint_eq(r[1].start, 262144);
+	ck_assert_uint_eq(r[1].end, 327680);
+	ck_assert_uint_eq(r[2].start, 1048576);
+	ck_assert_uint_eq(r[2].end, 1048576 + 65536);
+}
+END_TEST
+
+START_TEST(test_ranges_align_edges)
+{
+	struct ea_range r[] = { { 5, 100 }, { 200, 300 }, { 5000, 6000 } };
+	size_t n;
+
+	/* align 1 (or 0) changes nothing. */
+	n = ea_ranges_align(r, 3, 0, 10000);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(r[0].start, 5);
+	ck_assert_uint_eq(r[2].end, 6000);
+	/* Word alignment for the checksum: [0,104) [200,304) [5000,6000). */
+	n = ea_ranges_align(r, 3, 8, 10000);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(r[0].start, 0);
+	ck_assert_uint_eq(r[0].end, 104);
+	ck_assert_uint_eq(r[1].start, 200);
+	ck_assert_uint_eq(r[1].end, 304);
+	/* Everything beyond the size vanishes; an empty file has no ranges. */
+	n = ea_ranges_align(r, 3, 4096, 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_uint_eq(ea_ranges_align(r, 0, 4096, 100), 0);
+}
+END_TEST
+
+#define MS 1000000ULL
+#define S 1000000000ULL
+
+START_TEST(test_ratelimit)
+{
+	struct ea_ratelimit rl;
+
+	/* No limit: never sleep. */
+	ea_ratelimit_init(&rl, 0, 0);
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1 << 30, 0), 0);
+	ck_assert_uint_eq(ea_ratelimit_account(NULL, 1 << 30, 0), 0);
+
+	/* 1 MB/s: 1 MB after 0 s wants a full second, after 0.4 s the rest. */
+	ea_ratelimit_init(&rl, 1000000, 10 * S);
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000, 10 * S), S);
+	ea_ratelimit_init(&rl, 1000000, 10 * S);
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000, 10 * S + 400 * MS), 600 * MS);
+	/* Ahead of time: the second MB is due at 2 s. */
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000, 11 * S), S);
+	/* On time: no sleep. */
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000, 13 * S), 0);
+}
+END_TEST
+
+START_TEST(test_ratelimit_burst_cap)
+{
+	struct ea_ratelimit rl;
+
+	/* Idle for a minute: the saved credit is one second, not sixty. */
+	ea_ratelimit_init(&rl, 1000000, 0);
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1, 60 * S), 0);
+	/* 1 s of credit covers 1 MB; the second MB must wait a second. */
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000, 60 * S), 0);
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000, 60 * S), S);
+}
+END_TEST
+
+START_TEST(test_ratelimit_large)
+{
+	struct ea_ratelimit rl;
+
+	/* 1 TB at 1 GB/s: 1000 s; 64-bit bytes * 1e9 would have overflowed. */
+	ea_ratelimit_init(&rl, 1000000000ULL, 0);
+	ck_assert_uint_eq(ea_ratelimit_account(&rl, 1000000000000ULL, 0), 1000 * S);
+}
+END_TEST
+
+static uint64_t csum_of(const unsigned char *buf, size_t n, size_t chunk)
+{
+	struct ea_csum c;
+
+	ea_csum_init(&c);
+	/* Back to front: the order of chunks must not matter. */
+	for (size_t end = n; end > 0;) {
+		size_t start = end > chunk ? (end - 1) / chunk * chunk : 0;
+
+		ea_csum_update(&c, start, buf + start, end - start);
+		end = start;
+	}
+	return ea_csum_final(&c);
+}
+
+START_TEST(test_csum)
+{
+	enum { N = 65536 + 13 };
+	unsigned char *a = malloc(N), *b = malloc(N);
+	struct ea_csum c;
+	uint64_t h;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	srand(1);
+	for (size_t i = 0; i < N; i++)
+		a[i] = (unsigned char)rand();
+	h = csum_of(a, N, N);
+	ck_assert_uint_eq(csum_of(a, N, 4096), h);
+	ck_assert_uint_eq(csum_of(a, N, 8), h);
+
+	/* One flipped bit anywhere, the tail included, changes it. */
+	for (size_t pos = 0; pos < N; pos += 997) {
+		memcpy(b, a, N);
+		b[pos] ^= 1;
+		ck_assert_uint_ne(csum_of(b, N, 4096), h);
+	}
+	memcpy(b, a, N);
+	b[N - 1] ^= 0x80;
+	ck_assert_uint_ne(csum_of(b, N, 4096), h);
+
+	/* Two blocks swapped: same bytes, wrong places. */
+	memcpy(b, a, N);
+	memcpy(b, a + 4096, 4096);
+	memcpy(b + 4096, a, 4096);
+	ck_assert_uint_ne(csum_of(b, N, 4096), h);
+
+	/* Zeros add nothing: a hole need not be read. */
+	memset(b, 0, N);
+	ck_assert_uint_eq(csum_of(b, N, 4096), 0);
+	memcpy(b + 8192, a + 8192, 4096);
+	ea_csum_init(&c);
+	ea_csum_update(&c, 8192, a + 8192, 4096);
+	ck_assert_uint_eq(csum_of(b, N, 4096), ea_csum_final(&c));
+	ck_assert_uint_ne(ea_csum_final(&c), 0);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	for (int s = 0; s < EA_SKIP_COUNT; s++) {
+		ck_assert_str_ne(ea_realign_skip_name(s), "unknown");
+		ck_assert_str_ne(ea_realign_skip_str(s), "skipped");
+	}
+	ck_assert_str_eq(ea_realign_skip_name(EA_SKIP_OPEN), "open");
+	ck_assert_str_eq(ea_realign_skip_name(EA_SKIP_COUNT), "unknown");
+	ck_assert_str_eq(ea_realign_swap_name(EA_SWAP_SWAPEXT), "swapext");
+	ck_assert_str_eq(ea_realign_swap_name(EA_SWAP_RENAME), "rename");
+	ck_assert_str_eq(ea_realign_outcome_name(EA_REALIGN_UNSUPPORTED), "unsupported");
+	ck_assert_str_eq(ea_realign_outcome_name(99), "unknown");
+	ck_assert_str_eq(ea_align_verdict_name(EA_VERDICT_ALIGNED), "aligned");
+}
+END_TEST
+
+START_TEST(test_bad_opts)
+{
+	struct ea_realign_opts o;
+	struct ea_realign_result r;
+
+	ea_realign_opts_init(&o, 0);
+	ck_assert_int_eq(o.forcealign, -1);
+	ck_assert_int_lt(ea_realign_file("/nonexistent", &o, &r), 0);
+	ea_realign_opts_init(&o, 3000);
+	ck_assert_int_lt(ea_realign_file("/nonexistent", &o, &r), 0);
+	/* Good options, missing file: an outcome, not an error. */
+	ea_realign_opts_init(&o, 65536);
+	ck_assert_int_eq(ea_realign_file("/nonexistent/x", &o, &r), 0);
+	ck_assert_int_eq(r.outcome, EA_REALIGN_FAILED);
+	ck_assert_int_lt(r.err, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("realign");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_leftover_roundtrip);
+	tcase_add_loop_test(tc, test_leftover_rejects, 0,
+			    sizeof(not_leftovers) / sizeof(not_leftovers[0]));
+	tcase_add_test(tc, test_leftover_null);
+	tcase_add_test(tc, test_ranges_align);
+	tcase_add_test(tc, test_ranges_align_edges);
+	tcase_add_test(tc, test_ratelimit);
+	tcase_add_test(tc, test_ratelimit_burst_cap);
+	tcase_add_test(tc, test_ratelimit_large);
+	tcase_add_test(tc, test_csum);
+	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_bad_opts);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
