@@ -242,7 +242,7 @@ static const char *parse_windows(const char *v, struct ea_time_window *w, size_t
 		if (parse_hhmm(p, (size_t)(dash - p), &w[count].start, false) < 0 ||
 		    parse_hhmm(dash + 1, len - (size_t)(dash - p) - 1, &w[count].end, true) < 0)
 			return "expected HH:MM-HH:MM with hours 00-23 and minutes 00-59";
-		if (w[count].start == w[count].end % 1440)
+		if (w[count].start == w[count].end)
 			return "a window that starts where it ends is ambiguous";
 		count++;
 		p += len;
@@ -364,6 +364,27 @@ static void free_globs(char **v, size_t n)
 	free(v);
 }
 
+/* Length of the glob at p: up to a blank, but "[ ]" is a bracket expression, not a split. */
+static size_t glob_len(const char *p)
+{
+	size_t i = 0;
+
+	while (p[i] && !is_blank(p[i])) {
+		if (p[i] == '[') {
+			/* fnmatch(3): a ']' right after '[' or "[!" is literal. */
+			size_t j = i + 1 + (p[i + 1] == '!');
+			const char *close = p[j] ? strchr(p + j + 1, ']') : NULL;
+
+			if (close) {
+				i = (size_t)(close - p) + 1;
+				continue;
+			}
+		}
+		i++;
+	}
+	return i;
+}
+
 /* Split a whitespace-separated glob list.  A message, or NULL (and ps->fatal on ENOMEM). */
 static const char *parse_globs(struct parser *ps, const char *v, char ***ret, size_t *n)
 {
@@ -377,7 +398,7 @@ static const char *parse_globs(struct parser *ps, const char *v, char ***ret, si
 		p += strspn(p, " \t");
 		if (!*p)
 			break;
-		len = strcspn(p, " \t");
+		len = glob_len(p);
 		if (memchr(p, '/', len)) {
 			free_globs(globs, count);
 			return "globs match the file name, so a '/' can never match";
