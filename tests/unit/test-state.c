@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The state file extalignd writes and extalign status reads. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "extalign/macro.h"
+#include "extalign/state.h"
+
+static void fill(struct ea_state *s)
+{
+	*s = (struct ea_state){ .version = 1, .pid = 4242, .started_usec = 1, .updated_usec = 2,
+				.rules = 3 };
+	s->config = strdup("/etc/extalign.conf");
+	s->watcher = strdup("fanotify");
+	s->phase = strdup("running");
+	for (int i = 0; i < _EA_CNT_MAX; i++)
+		s->counters[i] = 1000 + (uint64_t)i;
+	ck_assert_int_eq(ea_state_add_mark(s, "/srv/db", "xfs", "fanotify-filesystem"), 0);
+	/* Paths are the user's: tabs, newlines, backslashes, control bytes. */
+	ck_assert_int_eq(ea_state_add_error(s, 99, EACCES, "db", "/srv/db/a\tb\nerror\t0\t0",
+					    "cannot \\ open"),
+			 0);
+	ck_assert_int_eq(ea_state_add_late(s, 7, "db", "/srv/db/\x01\x7f\xc3\xa9", "listed"), 0);
+	ck_assert_int_eq(ea_state_add_late(s, 8, NULL, NULL, NULL), 0);
+}
+
+START_TEST(test_roundtrip)
+{
+	struct ea_state a, b = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+	unsigned bad = 0;
+
+	fill(&a);
+	ck_assert_int_eq(ea_state_format(&a, &buf, &len), 0);
+	ck_assert_uint_eq(strlen(buf), len);
+	/* One record per line: the forged "error" inside a path stays a field. */
+	ck_assert_ptr_null(strstr(buf, "\nerror\t0"));
+	ck_assert_int_eq(ea_state_parse(buf, len, &b, &bad), 0);
+	ck_assert_int_eq(b.pid, 4242);
+	ck_assert_uint_eq(b.rules, 3);
+	ck_assert_str_eq(b.config, "/etc/extalign.conf");
+	ck_assert_str_eq(b.phase, "running");
+	for (int i = 0; i < _EA_CNT_MAX; i++)
+		ck_assert_uint_eq(b.counters[i], 1000 + (uint64_t)i);
+	ck_assert_uint_eq(b.n_marks, 1);
+	ck_assert_str_eq(b.marks[0].how, "fanotify-filesystem");
+	ck_assert_uint_eq(b.n_errors, 1);
+	ck_assert_int_eq(b.errors[0].err, EACCES);
+	ck_assert_str_eq(b.errors[0].path, "/srv/db/a\tb\nerror\t0\t0");
+	ck_assert_str_eq(b.errors[0].msg, "cannot \\ open");
+	ck_assert_uint_eq(b.n_late, 2);
+	ck_assert_str_eq(b.late[0].path, "/srv/db/\x01\x7f\xc3\xa9");
+	ck_assert_str_eq(b.late[1].path, "");
+	ck_assert_uint_eq(b.late[1].usec, 8);
+	ea_state_free(&a);
+	ea_state_free(&b);
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	int err;
+	unsigned line;
+} bad_files[] = {
+	{ "", -EBADMSG, 0 },
+	{ "extalign-state\t1", -EBADMSG, 1 },		  /* truncated: no newline */
+	{ "extalign-state\t2\n", -EPROTONOSUPPORT, 1 },	  /* newer format */
+	{ "something\t1\n", -EBADMSG, 1 },		  /* not a state file */
+	{ "extalign-state\t1\npid\tx\n", -EBADMSG, 2 },	  /* bad number */
+	{ "extalign-state\t1\npid\t1\t2\n", -EBADMSG, 2 }, /* known record, wrong arity */
+	{ "extalign-state\t1\nmark\t/a\\q\tx\ty\n", -EBADMSG, 2 }, /* bad escape */
+	{ "extalign-state\t1\nmark\t/a\\x00\tx\ty\n", -EBADMSG, 2 }, /* escaped NUL */
+	{ "extalign-state\t1\nmark\t/a\\x4\tx\ty\n", -EBADMSG, 2 },  /* short hex */
+	{ "extalign-state\t1\nmark\t/a\\\tx\ty\n", -EBADMSG, 2 },    /* lone backslash */
+	{ "extalign-state\t1\ncounter\tevents\t99999999999999999999999\n", -EBADMSG, 2 },
+};
+
+START_TEST(test_bad)
+{
+	struct ea_state s = { 0 };
+	unsigned line = 12345;
+	const char *t = bad_files[_i].text;
+
+	ck_assert_int_eq(ea_state_parse(t, strlen(t), &s, &line), bad_files[_i].err);
+	ck_assert_uint_eq(line, bad_files[_i].line);
+	ck_assert_ptr_null(s.config);
+}
+END_TEST
+
+START_TEST(test_forward_compatible)
+{
+	/* A newer daemon's records and counters are skipped, not errors. */
+	static const char t[] = "extalign-state\t1\nfuture\ta\tb\tc\td\te\ncounter\tnew_thing\t5\n"
+				"counter\terrors\t3\n";
+	struct ea_state s = { 0 };
+
+	ck_assert_int_eq(ea_state_parse(t, sizeof(t) - 1, &s, NULL), 0);
+	ck_assert_uint_eq(s.counters[EA_CNT_ERRORS], 3);
+	ea_state_free(&s);
+}
+END_TEST
+
+START_TEST(test_escape)
+{
+	_cleanup_free_ char *e = ea_state_escape("a\\b\tc\nd\x1b");
+	char *u = NULL;
+
+	ck_assert_str_eq(e, "a\\\\b\\tc\\nd\\x1b");
+	ck_assert_int_eq(ea_state_unescape(e, strlen(e), &u), 0);
+	ck_assert_str_eq(u, "a\\b\tc\nd\x1b");
+	free(u);
+	ck_assert_int_eq(ea_state_unescape("\\X", 2, &u), -EBADMSG);
+	ck_assert_int_eq(ea_state_unescape("a\tb", 3, &u), -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_counter_names)
+{
+	for (int i = 0; i < _EA_CNT_MAX; i++) {
+		ck_assert_ptr_nonnull(ea_state_counter_name(i));
+		ck_assert_int_eq(ea_state_counter_from_name(ea_state_counter_name(i)), i);
+	}
+	ck_assert_int_eq(ea_state_counter_from_name("nope"), -1);
+	ck_assert_ptr_null(ea_state_counter_name(_EA_CNT_MAX));
+}
+END_TEST
+
+START_TEST(test_file_atomic)
+{
+	char dir[] = "/tmp/test-state.XXXXXX";
+	struct ea_state a, b = { 0 };
+	int dfd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(ea_state_read_at(dfd, "state", &b, NULL), -ENOENT);
+	fill(&a);
+	ck_assert_int_eq(ea_state_write_at(dfd, "state", &a), 0);
+	a.pid = 77;
+	ck_assert_int_eq(ea_state_write_at(dfd, "state", &a), 0);
+	/* No temporary left behind, the second write replaced the first. */
+	ck_assert_int_eq(faccessat(dfd, ".state.tmp", F_OK, 0), -1);
+	ck_assert_int_eq(ea_state_read_at(dfd, "state", &b, NULL), 0);
+	ck_assert_int_eq(b.pid, 77);
+	/* A symlink planted as the state file is not followed. */
+	unlinkat(dfd, "state", 0);
+	ck_assert_int_eq(symlinkat("/etc/passwd", dfd, "state"), 0);
+	ea_state_free(&b);
+	ck_assert_int_eq(ea_state_read_at(dfd, "state", &b, NULL), -ELOOP);
+	unlinkat(dfd, "state", 0);
+	rmdir(dir);
+	close(dfd);
+	ea_state_free(&a);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("state");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_roundtrip);
+	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad_files) / sizeof(bad_files[0]));
+	tcase_add_test(tc, test_forward_compatible);
+	tcase_add_test(tc, test_escape);
+	tcase_add_test(tc, test_counter_names);
+	tcase_add_test(tc, test_file_atomic);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
