@@ -3,10 +3,8 @@
  * extalign check: are a file's extents aligned to its extent size hint (or a
  * unit given on the command line)?  Judged from FIEMAP, logically and on disk.
  */
-#include <ctype.h>
 #include <err.h>
 #include <getopt.h>
-#include <libsmartcols.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,15 +13,11 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
+#include "table.h"
 
 enum { COL_PATH, COL_UNIT, COL_EXTENTS, COL_MISLOG, COL_MISPHYS, COL_UNKNOWN, COL_VERDICT };
 
-static const struct {
-	const char *name;
-	double width;
-	int flags;
-	int json_type;
-} columns[] = {
+static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_UNIT] = { "unit", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_EXTENTS] = { "extents", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
@@ -52,25 +46,6 @@ static void usage(FILE *out)
 	      "  -v, --verbose       list every extent after the table\n"
 	      "  -h, --help          show this help\n",
 	      out);
-}
-
-static void tablep(struct libscols_table **tb)
-{
-	scols_unref_table(*tb);
-}
-
-static void set_data(struct libscols_line *ln, int col, const char *s)
-{
-	if (scols_line_set_data(ln, col, s) < 0)
-		errx(EXIT_FAILED, "out of memory");
-}
-
-static void set_num(struct libscols_line *ln, int col, unsigned long long v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%llu", v);
-	set_data(ln, col, buf);
 }
 
 static void print_extents(const char *path, const struct ea_extent *ext, size_t n, uint64_t unit)
@@ -139,19 +114,17 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 	else
 		verdict = "aligned";
 
-	ln = scols_table_new_line(tb, NULL);
-	if (!ln)
-		errx(EXIT_FAILED, "out of memory");
-	set_data(ln, COL_PATH, t->path);
+	ln = table_add_line(tb, NULL);
+	table_set(ln, COL_PATH, t->path);
 	if (o->json)
-		set_num(ln, COL_UNIT, unit);
+		table_set_u64(ln, COL_UNIT, unit);
 	else
-		set_data(ln, COL_UNIT, ea_size_format(unit, buf));
-	set_num(ln, COL_EXTENTS, rep.extents);
-	set_num(ln, COL_MISLOG, rep.misaligned_logical);
-	set_num(ln, COL_MISPHYS, rep.misaligned_physical);
-	set_num(ln, COL_UNKNOWN, rep.unknown_physical);
-	set_data(ln, COL_VERDICT, verdict);
+		table_set(ln, COL_UNIT, ea_size_format(unit, buf));
+	table_set_u64(ln, COL_EXTENTS, rep.extents);
+	table_set_u64(ln, COL_MISLOG, rep.misaligned_logical);
+	table_set_u64(ln, COL_MISPHYS, rep.misaligned_physical);
+	table_set_u64(ln, COL_UNKNOWN, rep.unknown_physical);
+	table_set(ln, COL_VERDICT, verdict);
 
 	if (o->verbose && !o->json)
 		print_extents(t->path, ext, n, unit);
@@ -169,7 +142,7 @@ int cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_(tablep) struct libscols_table *tb = NULL;
+	_cleanup_table_ struct libscols_table *tb = NULL;
 	struct check_opts o = { 0 };
 	bool logical_only = false;
 	int c, status = EXIT_OK;
@@ -200,25 +173,7 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	scols_init_debug(0);
-	tb = scols_new_table();
-	if (!tb)
-		errx(EXIT_FAILED, "out of memory");
-	scols_table_enable_json(tb, o.json);
-	scols_table_set_name(tb, "files");
-	for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
-		struct libscols_column *cl;
-		char name[32];
-		size_t j;
-
-		for (j = 0; columns[i].name[j] && j < sizeof(name) - 1; j++)
-			name[j] = o.json ? columns[i].name[j] : (char)toupper(columns[i].name[j]);
-		name[j] = '\0';
-		cl = scols_table_new_column(tb, name, columns[i].width, columns[i].flags);
-		if (!cl)
-			errx(EXIT_FAILED, "out of memory");
-		scols_column_set_json_type(cl, columns[i].json_type);
-	}
+	tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, false);
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
@@ -229,8 +184,7 @@ int cmd_check(int argc, char **argv)
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	if (scols_table_get_nlines(tb) > 0 || o.json)
-		scols_print_table(tb);
+	table_print(tb, o.json);
 	if (logical_only && !o.json)
 		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
 		      "on\n"

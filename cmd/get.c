@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* extalign get: the hints of files and directories, as a table or JSON. */
-#include <ctype.h>
 #include <err.h>
 #include <getopt.h>
-#include <libsmartcols.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,15 +9,11 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
+#include "table.h"
 
 enum { COL_PATH, COL_FSTYPE, COL_BLKSIZE, COL_EXTSIZE, COL_FORCEALIGN, COL_INHERIT, COL_PROJID };
 
-static const struct {
-	const char *name;
-	double width;
-	int flags;
-	int json_type;
-} columns[] = {
+static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_FSTYPE] = { "fstype", 5, 0, SCOLS_JSON_STRING },
 	[COL_BLKSIZE] = { "blksize", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
@@ -42,29 +36,17 @@ static void usage(FILE *out)
 	      out);
 }
 
-static void tablep(struct libscols_table **tb)
-{
-	scols_unref_table(*tb);
-}
-
-static int set_data(struct libscols_line *ln, int col, const char *s)
-{
-	if (scols_line_set_data(ln, col, s) < 0)
-		errx(EXIT_FAILED, "out of memory");
-	return 0;
-}
-
 static void add_size(struct libscols_line *ln, int col, uint64_t v, bool raw, bool none_is_dash)
 {
 	char buf[EA_SIZE_BUFSZ];
 
 	if (!v && none_is_dash && !raw)
-		set_data(ln, col, "-");
+		table_set(ln, col, "-");
 	else if (raw) {
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-		set_data(ln, col, buf);
+		table_set(ln, col, buf);
 	} else
-		set_data(ln, col, ea_size_format(v, buf));
+		table_set(ln, col, ea_size_format(v, buf));
 }
 
 static int add_row(struct libscols_table *tb, const struct target *t, bool raw, bool json)
@@ -74,7 +56,6 @@ static int add_row(struct libscols_table *tb, const struct target *t, bool raw, 
 	bool is_dir = S_ISDIR(t->st.st_mode);
 	uint32_t size_flag = is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
 	uint64_t extsize;
-	char buf[32];
 	int r;
 
 	r = ea_fsx_get(t->fd, &fsx);
@@ -87,21 +68,17 @@ static int add_row(struct libscols_table *tb, const struct target *t, bool raw, 
 	/* XFS keeps a stale size after the flag is cleared; the flag decides. */
 	extsize = (fsx.fsx_xflags & size_flag) ? fsx.fsx_extsize : 0;
 
-	ln = scols_table_new_line(tb, NULL);
-	if (!ln)
-		errx(EXIT_FAILED, "out of memory");
-	set_data(ln, COL_PATH, t->path);
-	set_data(ln, COL_FSTYPE, t->fs.type);
+	ln = table_add_line(tb, NULL);
+	table_set(ln, COL_PATH, t->path);
+	table_set(ln, COL_FSTYPE, t->fs.type);
 	add_size(ln, COL_BLKSIZE, t->fs.blksize, raw || json, false);
 	add_size(ln, COL_EXTSIZE, extsize, raw || json, true);
-	/* libsmartcols prints "no" as JSON false and "yes" as true. */
-	set_data(ln, COL_FORCEALIGN, (fsx.fsx_xflags & FS_XFLAG_FORCEALIGN) ? "yes" : "no");
-	if (is_dir)
-		set_data(ln, COL_INHERIT, (fsx.fsx_xflags & FS_XFLAG_EXTSZINHERIT) ? "yes" : "no");
+	table_set_bool(ln, COL_FORCEALIGN, fsx.fsx_xflags & FS_XFLAG_FORCEALIGN);
+	if (is_dir || json)
+		table_set_bool(ln, COL_INHERIT, is_dir && (fsx.fsx_xflags & FS_XFLAG_EXTSZINHERIT));
 	else
-		set_data(ln, COL_INHERIT, json ? "no" : "-");
-	snprintf(buf, sizeof(buf), "%u", fsx.fsx_projid);
-	set_data(ln, COL_PROJID, buf);
+		table_set(ln, COL_INHERIT, "-");
+	table_set_u64(ln, COL_PROJID, fsx.fsx_projid);
 	return EXIT_OK;
 }
 
@@ -114,7 +91,7 @@ int cmd_get(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_(tablep) struct libscols_table *tb = NULL;
+	_cleanup_table_ struct libscols_table *tb = NULL;
 	bool json = false, raw = false, noheadings = false;
 	int c, status = EXIT_OK;
 
@@ -143,26 +120,7 @@ int cmd_get(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	scols_init_debug(0);
-	tb = scols_new_table();
-	if (!tb)
-		errx(EXIT_FAILED, "out of memory");
-	scols_table_enable_json(tb, json);
-	scols_table_set_name(tb, "files");
-	scols_table_enable_noheadings(tb, noheadings);
-	for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
-		struct libscols_column *cl;
-		char upper[16];
-		size_t j;
-
-		for (j = 0; columns[i].name[j] && j < sizeof(upper) - 1; j++)
-			upper[j] = json ? columns[i].name[j] : (char)toupper(columns[i].name[j]);
-		upper[j] = '\0';
-		cl = scols_table_new_column(tb, upper, columns[i].width, columns[i].flags);
-		if (!cl)
-			errx(EXIT_FAILED, "out of memory");
-		scols_column_set_json_type(cl, columns[i].json_type);
-	}
+	tb = table_new("files", columns, ARRAY_SIZE(columns), json, noheadings);
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
@@ -173,7 +131,6 @@ int cmd_get(int argc, char **argv)
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	if (scols_table_get_nlines(tb) > 0 || json)
-		scols_print_table(tb);
+	table_print(tb, json);
 	return status;
 }
