@@ -103,8 +103,8 @@ static const struct column {
 };
 
 static const int default_columns[] = {
-	COL_NAME,   COL_TYPE,	COL_SIZE,   COL_FSTYPE, COL_HWMIN, COL_HWMAX, COL_BOUNDARY,
-	COL_ATOMIC, COL_AWUMIN, COL_AWUMAX, COL_STATX,	COL_REASON,
+	COL_NAME,     COL_TYPE,	  COL_SIZE,   COL_FSTYPE, COL_HWMIN, COL_HWMAX,
+	COL_BOUNDARY, COL_ATOMIC, COL_AWUMIN, COL_AWUMAX, COL_STATX, COL_REASON,
 };
 
 struct ctx {
@@ -117,8 +117,8 @@ struct ctx {
 	size_t ndevs;
 	struct ea_mount *mounts;
 	size_t nmounts;
-	bool *selected; /* per devs[] entry */
-	struct libscols_line **lines; /* per devs[] entry, once printed */
+	bool *selected;			/* per devs[] entry */
+	struct libscols_line **lines;	/* per devs[] entry, once printed */
 	struct libscols_line **fslines; /* per devs[] entry: its filesystem row */
 };
 
@@ -442,7 +442,8 @@ static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
 	*is_path = false;
 	if (!c->sysroot && stat(arg, &st) == 0) {
 		if (S_ISBLK(st.st_mode)) {
-			*dev = ea_bdev_find(c->devs, c->ndevs, major(st.st_rdev), minor(st.st_rdev));
+			*dev = ea_bdev_find(c->devs, c->ndevs, major(st.st_rdev),
+					    minor(st.st_rdev));
 			if (*dev < 0) {
 				warnx("%s: block device not found in sysfs", arg);
 				return EXIT_FAILED;
@@ -481,10 +482,14 @@ int cmd_devices(int argc, char **argv)
 {
 	enum { OPT_SYSROOT = 0x100 };
 	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'J' },	  { "output", required_argument, NULL, 'o' },
-		{ "bytes", no_argument, NULL, 'b' },	  { "noheadings", no_argument, NULL, 'n' },
-		{ "probe", no_argument, NULL, 'p' },	  { "sysroot", required_argument, NULL, OPT_SYSROOT },
-		{ "help", no_argument, NULL, 'h' },	  {}
+		{ "json", no_argument, NULL, 'J' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "noheadings", no_argument, NULL, 'n' },
+		{ "probe", no_argument, NULL, 'p' },
+		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+		{ "help", no_argument, NULL, 'h' },
+		{}
 	};
 	_cleanup_(tablep) struct libscols_table *tb = NULL;
 	_cleanup_(ctx_free) struct ctx c = { 0 };

@@ -52,9 +52,9 @@ enum ea_atomic_state ea_atomic_for_bdev(const struct ea_atomic_queue *q, bool pa
 	if (!q->unit_min || !q->unit_max)
 		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "device reports no atomic writes");
 	/* The kernel publishes only powers of two; anything else is a bad capture. */
-	if (!is_power_of_2(q->unit_min) || !is_power_of_2(q->unit_max) ||
-	    q->unit_min > q->unit_max)
-		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "device atomic unit range is inconsistent");
+	if (!is_power_of_2(q->unit_min) || !is_power_of_2(q->unit_max) || q->unit_min > q->unit_max)
+		return verdict(ret, EA_ATOMIC_NONE, 0, 0,
+			       "device atomic unit range is inconsistent");
 	if (partition) {
 		align = q->boundary > q->unit_min ? q->boundary : q->unit_min;
 		if ((start_sect * 512) % align)
@@ -68,8 +68,8 @@ enum ea_atomic_state ea_atomic_for_bdev(const struct ea_atomic_queue *q, bool pa
 	return verdict(ret, EA_ATOMIC_YES, q->unit_min, q->unit_max, "device atomic write limits");
 }
 
-enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f, const struct ea_atomic *dev,
-				      struct ea_atomic *ret)
+enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f,
+				      const struct ea_atomic *dev, struct ea_atomic *ret)
 {
 	uint32_t min, max, limit;
 	const char *why;
@@ -123,9 +123,10 @@ enum ea_atomic_state ea_atomic_from_statx(const struct ea_statx *stx, bool is_bd
 					  struct ea_atomic *ret)
 {
 	if (!(stx->stx_mask & STATX_WRITE_ATOMIC))
-		return verdict(ret, EA_ATOMIC_UNSUPPORTED, 0, 0,
-			       is_bdev ? "statx: kernel or device does not report atomic writes"
-				       : "statx: kernel or filesystem does not report atomic writes");
+		return verdict(
+			ret, EA_ATOMIC_UNSUPPORTED, 0, 0,
+			is_bdev ? "statx: kernel or device does not report atomic writes"
+				: "statx: kernel or filesystem does not report atomic writes");
 	if (!stx->stx_atomic_write_unit_min || !stx->stx_atomic_write_unit_max)
 		return verdict(ret, EA_ATOMIC_NONE, 0, 0, "statx: reported, zero unit");
 	return verdict(ret, EA_ATOMIC_YES, stx->stx_atomic_write_unit_min,

@@ -15,13 +15,13 @@
 #include "extalign/macro.h"
 
 /* ext4 on-disk superblock offsets (Documentation/filesystems/ext4/super.rst). */
-#define EXT4_SB_OFFSET 1024
-#define EXT4_SB_LOG_BLOCK_SIZE 0x18
-#define EXT4_SB_LOG_CLUSTER_SIZE 0x1C
-#define EXT4_SB_MAGIC 0x38
+#define EXT4_SB_OFFSET		  1024
+#define EXT4_SB_LOG_BLOCK_SIZE	  0x18
+#define EXT4_SB_LOG_CLUSTER_SIZE  0x1C
+#define EXT4_SB_MAGIC		  0x38
 #define EXT4_SB_FEATURE_RO_COMPAT 0x64
-#define EXT4_MAGIC 0xEF53
-#define EXT4_RO_COMPAT_BIGALLOC 0x0200
+#define EXT4_MAGIC		  0xEF53
+#define EXT4_RO_COMPAT_BIGALLOC	  0x0200
 
 static uint32_t le32_at(const unsigned char *p)
 {
@@ -79,13 +79,12 @@ int ea_super_read(const char *devnode, struct ea_super *ret)
 		return 0; /* nothing recognised: type stays "" */
 	if (!blkid_probe_lookup_value(pr, "TYPE", &val, NULL))
 		snprintf(ret->type, sizeof(ret->type), "%s", val);
-	/* libblkid's BLOCK_SIZE is the filesystem block for ext4 and XFS. */
-	if (!blkid_probe_lookup_value(pr, "BLOCK_SIZE", &val, NULL))
-		ret->block_size = (uint32_t)strtoul(val, NULL, 10);
-	ret->cluster_size = ret->block_size;
-
-	/* libblkid 2.38 has no cluster size: read the ext4 superblock itself. */
-	if (!strcmp(ret->type, "ext4") || !strcmp(ret->type, "ext3") || !strcmp(ret->type, "ext2")) {
+	/*
+	 * Not libblkid's BLOCK_SIZE: for XFS 2.38 puts the sector size there.
+	 * And 2.38 has no cluster size.  For ext4 the superblock has both.
+	 */
+	if (!strcmp(ret->type, "ext4") || !strcmp(ret->type, "ext3") ||
+	    !strcmp(ret->type, "ext2")) {
 		ssize_t n = pread(blkid_probe_get_fd(pr), sb, sizeof(sb), EXT4_SB_OFFSET);
 
 		if (n < 0)

@@ -80,7 +80,10 @@ struct ea_atomic_queue {
 	uint32_t max_bytes;
 };
 
-/* A verdict (the compute functions also return its state): the state, the unit range when YES, and why, in words. */
+/*
+ * A verdict (the compute functions also return its state): the state, the
+ * unit range when YES, and why, in words.
+ */
 struct ea_atomic {
 	enum ea_atomic_state state;
 	uint32_t unit_min;
@@ -123,8 +126,8 @@ struct ea_atomic_fsfacts {
  * - XFS: whatever its kernel reports; only a statx probe can tell (UNKNOWN);
  * - others: NONE.
  */
-enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f, const struct ea_atomic *dev,
-				      struct ea_atomic *ret);
+enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f,
+				      const struct ea_atomic *dev, struct ea_atomic *ret);
 
 /* Largest power of two <= x; 0 for 0. */
 uint32_t ea_rounddown_pow2(uint32_t x);

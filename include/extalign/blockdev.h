@@ -33,8 +33,8 @@ struct ea_bdev {
 	char disk[NAME_MAX + 1]; /* whole disk; equals name unless a partition */
 	enum ea_bdev_type type;
 	unsigned major, minor;
-	uint64_t size;	   /* bytes */
-	uint64_t start;	   /* partitions: offset into the disk, 512-byte sectors */
+	uint64_t size;	/* bytes */
+	uint64_t start; /* partitions: offset into the disk, 512-byte sectors */
 	uint32_t logical_block;
 	uint32_t physical_block;
 	struct ea_atomic_queue queue; /* the disk's queue: partitions have none */
@@ -66,7 +66,7 @@ ssize_t ea_bdev_find(const struct ea_bdev *list, size_t n, unsigned major, unsig
 /* Superblock facts from libblkid and, for ext4 clusters, the superblock. */
 struct ea_super {
 	char type[32];	       /* "ext4", "xfs", ... ; "" when nothing found */
-	uint32_t block_size;   /* 0 when unknown */
+	uint32_t block_size;   /* ext2/3/4 only (from the superblock); else 0 */
 	uint32_t cluster_size; /* ext4 bigalloc cluster; block_size otherwise */
 };
 

@@ -44,7 +44,7 @@ _Static_assert(sizeof(struct ea_statx_timestamp) == 16, "statx_timestamp");
 _Static_assert(STATX_WRITE_ATOMIC == 0x00010000, "STATX_WRITE_ATOMIC");
 
 /* And every field the installed (Linux 6.1) uapi has sits where ours does. */
-#define SAME(field)                                                                                \
+#define SAME(field) \
 	_Static_assert(offsetof(struct ea_statx, field) == offsetof(struct statx, field), #field)
 SAME(stx_blksize);
 SAME(stx_uid);
@@ -64,9 +64,9 @@ SAME(stx_atomic_write_segments_max);
 START_TEST(test_rounddown_pow2)
 {
 	static const uint32_t in[][2] = {
-		{ 0, 0 },	  { 1, 1 },	    { 2, 2 },	     { 3, 2 },
-		{ 4096, 4096 }, { 4097, 4096 }, { 49152, 32768 }, { 65535, 32768 },
-		{ UINT32_MAX, 0x80000000u },
+		{ 0, 0 },	  { 1, 1 },	    { 2, 2 },
+		{ 3, 2 },	  { 4096, 4096 },   { 4097, 4096 },
+		{ 49152, 32768 }, { 65535, 32768 }, { UINT32_MAX, 0x80000000u },
 	};
 
 	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++)
@@ -74,6 +74,8 @@ START_TEST(test_rounddown_pow2)
 }
 END_TEST
 
+/* One case per line reads better than one field per line. */
+/* clang-format off */
 static const struct bdev_case {
 	const char *what;
 	struct ea_atomic_queue q;
@@ -113,6 +115,7 @@ static const struct bdev_case {
 	{ "min set, max zero", { true, 4 * K, 0, 0, 0 }, false, 0, EA_ATOMIC_NONE, 0, 0,
 	  "no atomic" },
 };
+/* clang-format on */
 
 START_TEST(test_bdev_rules)
 {
@@ -128,9 +131,13 @@ START_TEST(test_bdev_rules)
 }
 END_TEST
 
-#define DEV(s, lo, hi) { .state = (s), .unit_min = (lo), .unit_max = (hi) }
+#define DEV(s, lo, hi)                                           \
+	{                                                        \
+		.state = (s), .unit_min = (lo), .unit_max = (hi) \
+	}
 #define DEV_YES(lo, hi) DEV(EA_ATOMIC_YES, lo, hi)
 
+/* clang-format off */
 static const struct fs_case {
 	const char *what;
 	struct ea_atomic_fsfacts f;
@@ -176,6 +183,7 @@ static const struct fs_case {
 	{ "other filesystems", { EA_FS_OTHER, 4 * K, 4 * K }, DEV_YES(4 * K, 16 * K),
 	  EA_ATOMIC_NONE, 0, 0, "filesystem has no" },
 };
+/* clang-format on */
 
 START_TEST(test_fs_rules)
 {

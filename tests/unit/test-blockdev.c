@@ -40,10 +40,10 @@ static const struct want {
 	  EA_ATOMIC_NONE, 0, 0, "no atomic" },
 	{ "nvme0n1", "nvme0n1", EA_BDEV_DISK, 259, 0, 1875385008ULL * 512, 0, 4 * K, 4 * K, 4 * K,
 	  16 * K, 0, 16 * K, EA_ATOMIC_YES, 4 * K, 16 * K, "device" },
-	{ "nvme0n1p1", "nvme0n1", EA_BDEV_PART, 259, 1, 2097152ULL * 512, 2048, 4 * K, 4 * K,
+	{ "nvme0n1p1", "nvme0n1", EA_BDEV_PART, 259, 1, 2097152ULL * 512, 2048, 4 * K, 4 * K, 4 * K,
+	  16 * K, 0, 16 * K, EA_ATOMIC_YES, 4 * K, 16 * K, "aligned" },
+	{ "nvme0n1p2", "nvme0n1", EA_BDEV_PART, 259, 2, 1873283072ULL * 512, 2099200, 4 * K, 4 * K,
 	  4 * K, 16 * K, 0, 16 * K, EA_ATOMIC_YES, 4 * K, 16 * K, "aligned" },
-	{ "nvme0n1p2", "nvme0n1", EA_BDEV_PART, 259, 2, 1873283072ULL * 512, 2099200, 4 * K,
-	  4 * K, 4 * K, 16 * K, 0, 16 * K, EA_ATOMIC_YES, 4 * K, 16 * K, "aligned" },
 	{ "nvme1n1", "nvme1n1", EA_BDEV_DISK, 259, 3, 7501476528ULL * 512, 0, 4 * K, 4 * K, 4 * K,
 	  64 * K, 64 * K, 64 * K, EA_ATOMIC_YES, 4 * K, 64 * K, "device" },
 	{ "nvme1n1p1", "nvme1n1", EA_BDEV_PART, 259, 4, 7501474472ULL * 512, 2056, 4 * K, 4 * K,
@@ -113,8 +113,8 @@ END_TEST
 
 START_TEST(test_read_unknown)
 {
-	static const char *const bad[] = { "nvme9n1", "sdz1", "", ".", "..", "../block",
-					   "sda/queue", "queue" };
+	static const char *const bad[] = { "nvme9n1", "sdz1",	  "",	       ".",
+					   "..",      "../block", "sda/queue", "queue" };
 	struct ea_bdev b;
 	char root[512];
 
