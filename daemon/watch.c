@@ -8,6 +8,7 @@
  * directory, added as directories appear, with a scan of each new directory
  * for what was made in it before its watch existed.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -81,12 +82,64 @@ static int open_existing(const char *path, char **found)
 	}
 }
 
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
 static void fsmark_free(struct fsmark *m)
 {
 	if (m->fd >= 0)
 		close(m->fd);
 	free(m->path);
 	free(m->fstype);
+}
+
+/*
+ * inotify: watch a directory on the way to a tree, then look at what is in
+ * it already, since a "mkdir -p" may have gone further before the watch was
+ * there: directories further on the way are watched the same way, a tree
+ * that appeared is handled like a new directory.
+ */
+static void watch_above(struct daemon *d, int dirfd, const char *path)
+{
+	_cleanup_(closedirp) DIR *dir = NULL;
+	struct dirent *de;
+	int fd;
+
+	if (watch_inotify_add_tree(d, dirfd, path) < 0)
+		return;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		_cleanup_free_ char *sub = NULL;
+		int cover;
+
+		if (de->d_type != DT_DIR || child_path(path, de->d_name, &sub) < 0)
+			continue;
+		cover = ea_policy_dir_cover(d->policy, sub);
+		if (cover == EA_DIR_ABOVE) {
+			_cleanup_close_ int sfd = openat(dirfd, de->d_name,
+							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+								 O_CLOEXEC);
+
+			if (sfd >= 0)
+				watch_above(d, sfd, sub);
+		} else if (cover == EA_DIR_INSIDE) {
+			struct stat st;
+
+			if (fstat(dirfd, &st) == 0)
+				apply_name(d, watch_find_dev(d, st.st_dev), dirfd, path,
+					   de->d_name, ORIGIN_CREATE);
+		}
+	}
 }
 
 static int mark_filesystem(struct daemon *d, const char *tree)
@@ -106,6 +159,10 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 	r = ea_fsinfo_from_fd(fd, &info);
 	if (r < 0 || fstatfs(fd, &sfs) < 0)
 		return r < 0 ? r : negative_errno();
+	/* A tree that does not exist yet: inotify watches the nearest
+	 * ancestor so that its creation is seen. */
+	if (d->backend == EA_WATCH_INOTIFY && strcmp(where, tree))
+		watch_above(d, fd, where);
 	if (watch_find_dev(d, info.dev))
 		return 0; /* one mark per filesystem covers every tree on it */
 
@@ -131,13 +188,7 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 	memcpy(&m->fsid, &sfs.f_fsid, sizeof(m->fsid));
 	log_full(&d->log, LOG_INFO, NULL, m->path, 0, "watching %s filesystem with %s",
 		 m->fstype ? m->fstype : "?", m->how);
-	if (!m->fstype)
-		return -ENOMEM;
-	/* Trees that do not exist yet: inotify watches the nearest ancestor
-	 * so that their creation is seen. */
-	if (d->backend == EA_WATCH_INOTIFY && strcmp(m->path, tree))
-		watch_inotify_add_tree(d, m->fd, m->path);
-	return 0;
+	return m->fstype ? 0 : -ENOMEM;
 }
 
 static int backend_init(struct daemon *d, enum ea_watch_backend want)
@@ -387,7 +438,7 @@ static void ino_one(struct daemon *d, const struct inotify_event *ev)
 						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (fd >= 0)
-			watch_inotify_add_tree(d, fd, path);
+			watch_above(d, fd, path);
 	}
 	apply_name(d, fs, w->fd, dirpath, ev->name,
 		   ev->mask & IN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
