@@ -429,8 +429,10 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		r = negative_errno();
 		goto out_lease;
 	}
+	/* Anything since the first look (metadata too: ctime) counts as a change. */
 	if (c.st.st_size != st.st_size || c.st.st_mtim.tv_nsec != st.st_mtim.tv_nsec ||
-	    c.st.st_mtim.tv_sec != st.st_mtim.tv_sec) {
+	    c.st.st_mtim.tv_sec != st.st_mtim.tv_sec || c.st.st_ctim.tv_sec != st.st_ctim.tv_sec ||
+	    c.st.st_ctim.tv_nsec != st.st_ctim.tv_nsec) {
 		r = -ESTALE;
 		goto out_lease;
 	}
