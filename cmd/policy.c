@@ -692,9 +692,12 @@ static int show_rules(const struct ea_policy *p, bool json)
 	_cleanup_(tablep) struct libscols_table *tb = new_table("rules", json);
 	struct libscols_column *name, *defined, *kind, *target, *fs, *match, *exclude, *extsize,
 		*force, *inherit, *realign;
-	int arr = json ? SCOLS_JSON_ARRAY_STRING : SCOLS_JSON_STRING;
-	/* Arrays go to JSON as lines; text keeps them on one line. */
-	const char *sep = json ? "\n" : " ";
+	/*
+	 * Glob lists stay one string, as in the config: smartcols 2.38 prints an
+	 * empty JSON array as [null], which no reader expects.
+	 */
+	int arr = SCOLS_JSON_STRING;
+	const char *sep = " ";
 
 	name = new_column(tb, json ? "name" : "NAME", 0, 0, SCOLS_JSON_STRING);
 	defined = new_column(tb, json ? "defined" : "DEFINED", 0, 0, SCOLS_JSON_STRING);

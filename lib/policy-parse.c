@@ -952,6 +952,49 @@ static int build_watch(struct ea_policy *p)
 	return 0;
 }
 
+struct diag_key {
+	size_t file; /* order of the file's first diagnostic */
+	size_t seq;
+	struct ea_diag d;
+};
+
+static int diag_key_cmp(const void *a, const void *b)
+{
+	const struct diag_key *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->d.line != y->d.line)
+		return x->d.line < y->d.line ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Checks that need a whole rule (or all of them) run after parsing, so their
+ * findings come late; put everything from index from on in file, line order.
+ */
+static int sort_diags(struct ea_diags *d, size_t from)
+{
+	size_t n = d->n - from;
+	struct diag_key *k = calloc(n ?: 1, sizeof(*k));
+
+	if (!k)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		k[i] = (struct diag_key){ .file = i, .seq = i, .d = d->items[from + i] };
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(k[j].d.file, k[i].d.file)) {
+				k[i].file = k[j].file;
+				break;
+			}
+	}
+	qsort(k, n, sizeof(*k), diag_key_cmp);
+	for (size_t i = 0; i < n; i++)
+		d->items[from + i] = k[i].d;
+	free(k);
+	return 0;
+}
+
 void ea_policy_free(struct ea_policy *p)
 {
 	if (!p)
@@ -1017,7 +1060,7 @@ int ea_policy_load(const char *main_conf, const char *dropin_dir, const char *pr
 		goto fail;
 	}
 	if (diags->n != errors) {
-		r = r ?: -EINVAL;
+		r = sort_diags(diags, errors) ?: r ?: -EINVAL;
 		goto fail;
 	}
 
