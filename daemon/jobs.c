@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysinfo.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -120,27 +121,26 @@ static dev_t whole_disk(dev_t dev)
 	return makedev(maj, min);
 }
 
+/*
+ * Milliseconds the disk has spent doing I/O, from sysfs rather than
+ * /proc/diskstats: the unit's ProcSubset=pid hides the latter.
+ */
 static int disk_io_ticks(dev_t disk, uint64_t *ret)
 {
-	unsigned maj, min;
-	unsigned long long v[11];
-	char line[512], name[64];
-	int r = -ENOENT;
-	FILE *f = fopen("/proc/diskstats", "re");
+	unsigned long long v[10];
+	char p[64];
+	int r = 0;
+	FILE *f;
 
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/stat", major(disk), minor(disk));
+	f = fopen(p, "re");
 	if (!f)
 		return negative_errno();
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%u %u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
-			   &maj, &min, name, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
-			   &v[8], &v[9], &v[10]) < 13)
-			continue;
-		if (makedev(maj, min) == disk) {
-			*ret = v[9]; /* field 13: milliseconds spent doing I/O */
-			r = 0;
-			break;
-		}
-	}
+	if (fscanf(f, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) != 10)
+		r = -EBADMSG;
+	else
+		*ret = v[9]; /* io_ticks */
 	fclose(f);
 	return r;
 }
@@ -150,22 +150,25 @@ static double io_pressure(void)
 	double avg10 = 0;
 	FILE *f = fopen("/proc/pressure/io", "re");
 
+	/* No PSI (kernel without it, or ProcSubset=pid): disk busy-ness and
+	 * load still decide. */
 	if (!f)
-		return 0; /* no PSI: this gate is open */
+		return 0;
 	if (fscanf(f, "some avg10=%lf", &avg10) != 1)
 		avg10 = 0;
 	fclose(f);
 	return avg10;
 }
 
+/* sysinfo(), not getloadavg(): /proc/loadavg is hidden by ProcSubset=pid. */
 static double load_per_cpu(void)
 {
-	double l[1];
+	struct sysinfo si;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (getloadavg(l, 1) != 1 || cpus <= 0)
+	if (sysinfo(&si) < 0 || cpus <= 0)
 		return 0;
-	return l[0] / (double)cpus;
+	return (double)si.loads[0] / (double)(1 << SI_LOAD_SHIFT) / (double)cpus;
 }
 
 static struct disk_sample *disk_sample(struct jobs *J, dev_t disk, uint64_t now)

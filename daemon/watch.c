@@ -16,6 +16,7 @@
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 
 #include "extalignd.h"
@@ -148,6 +149,7 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 	_cleanup_close_ int fd = -1;
 	struct ea_fsinfo info;
 	struct statfs sfs;
+	struct statvfs vfs;
 	struct fsmark *v, *m;
 	int r;
 
@@ -159,6 +161,11 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 	r = ea_fsinfo_from_fd(fd, &info);
 	if (r < 0 || fstatfs(fd, &sfs) < 0)
 		return r < 0 ? r : negative_errno();
+	/* Hints are ioctls that need a writable mount: under the unit's
+	 * ProtectSystem=strict a tree missing from ReadWritePaths= is not. */
+	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+		log_full(&d->log, LOG_WARNING, NULL, where, -EROFS,
+			 "read-only here, no hint can be set (ReadWritePaths= of the unit?)");
 	/* A tree that does not exist yet: inotify watches the nearest
 	 * ancestor so that its creation is seen. */
 	if (d->backend == EA_WATCH_INOTIFY && strcmp(where, tree))

@@ -404,7 +404,8 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 		r = parse_u64(v[1], strlen(v[1]), &u);
 		if (!r && u > UINT32_MAX)
 			r = -EBADMSG;
-		s->rules = (unsigned)u;
+		if (!r)
+			s->rules = (unsigned)u;
 	} else if (IS("counter", 2)) {
 		r = parse_u64(v[2], strlen(v[2]), &u);
 		i = ea_state_counter_from_name(v[1]);
@@ -484,6 +485,12 @@ int ea_state_write_at(int dirfd, const char *name, const struct ea_state *s)
 	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return negative_errno();
+	/* Whatever the umask (the unit sets 0077): status runs unprivileged. */
+	if (fchmod(fd, 0644) < 0) {
+		r = negative_errno();
+		unlinkat(dirfd, tmp, 0);
+		return r;
+	}
 	while (off < len) {
 		ssize_t n = write(fd, buf + off, len - off);
 
