@@ -438,8 +438,15 @@ static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
 {
 	const char *base = strncmp(arg, "/dev/", 5) ? arg : arg + 5;
 	struct stat st;
+	int saved;
 
 	*is_path = false;
+	/* A bare kernel name is a device even if a file of that name is here. */
+	if (!strchr(arg, '/')) {
+		*dev = find_by_name(c, arg);
+		if (*dev >= 0)
+			return EXIT_OK;
+	}
 	if (!c->sysroot && stat(arg, &st) == 0) {
 		if (S_ISBLK(st.st_mode)) {
 			*dev = ea_bdev_find(c->devs, c->ndevs, major(st.st_rdev),
@@ -459,11 +466,12 @@ static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
 		*is_path = true;
 		return EXIT_OK;
 	}
+	saved = errno;
 	*dev = find_by_name(c, base);
 	if (*dev >= 0)
 		return EXIT_OK;
 	if (!c->sysroot && strchr(arg, '/'))
-		warn("%s", arg); /* stat() failed: its errno names why */
+		warnx("%s: %s", arg, strerror(saved)); /* why stat() failed */
 	else
 		warnx("%s: no such block device%s", arg, c->sysroot ? " in the sysroot" : "");
 	return EXIT_FAILED;

@@ -162,10 +162,55 @@ expect_exit 0 "$EXTALIGN" devices -n -o +MAJ:MIN "$dev_ext4"
 grep -q '^NAME' "$WORK/out" && fail "--noheadings printed a header"
 expect_in out "$(cat /sys/class/block/"$(basename "$dev_ext4")"/dev)"
 
-# Without arguments every non-empty device is listed, ours among them.
-expect_exit 0 "$EXTALIGN" devices -J -o NAME,TYPE
+# Without arguments every non-empty device is listed (vda, zram, ours...),
+# each with the figures sysfs and the kernel's statx give for it.
+expect_exit 0 "$EXTALIGN" devices -J -o "$all"
 python3 -m json.tool "$WORK/out" >/dev/null || fail "--json output does not parse"
 expect_in out "\"$(basename "$dev_xfs")\""
+python3 - "$WORK/out" "$dev_ext4" "$dev_big" "$dev_xfs" <<'PY'
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def statx_state(path):
+    buf = ctypes.create_string_buffer(256)
+    if libc.statx(-100, path.encode(), 0, 0x7FF | 0x10000, buf) != 0:
+        return None
+    raw = buf.raw
+    mask, lo, hi = (int.from_bytes(raw[o:o + 4], "little") for o in (0, 0xA8, 0xAC))
+    return "unsupported" if not mask & 0x10000 else ("yes" if lo and hi else "none")
+def rd(path):
+    try:
+        return int(open(path).read())
+    except FileNotFoundError:
+        return None
+rows = []
+def walk(n):
+    for r in n:
+        rows.append(r); walk(r.get("children", []))
+walk(json.load(open(sys.argv[1]))["devices"])
+devs = [r for r in rows if r["type"] in ("disk", "part", "loop", "dm", "md")]
+listed = sorted(r["name"] for r in devs)
+# Other tests attach and detach loop devices meanwhile: demand the disks and
+# our own loops, and compare every row whose device is still there.
+want = [d for d in os.listdir("/sys/class/block")
+        if not d.startswith("loop") and rd(f"/sys/class/block/{d}/size")]
+want += [os.path.basename(a) for a in sys.argv[2:]]
+missing = set(want) - set(listed)
+if missing:
+    sys.exit(f"FAIL: {sorted(missing)} not listed (listed: {listed})")
+for r in devs:
+    cb = f"/sys/class/block/{r['name']}"
+    if not os.path.exists(cb) or not rd(f"{cb}/size"):
+        continue
+    q = f"{cb}/queue" if os.path.isdir(f"{cb}/queue") else f"{cb}/../queue"
+    got = (r["size"], r["maj:min"], r["hw-min"], r["hw-max"], r["boundary"], r["hw-limit"])
+    exp = (rd(f"{cb}/size") * 512, open(f"{cb}/dev").read().strip(),
+           *(rd(f"{q}/atomic_write_{a}_bytes") for a in ("unit_min", "unit_max", "boundary", "max")))
+    if got != exp:
+        sys.exit(f"FAIL: {r['name']}: {got} != sysfs {exp}")
+    if os.path.exists(f"/dev/{r['name']}") and r["statx"] != statx_state(f"/dev/{r['name']}"):
+        sys.exit(f"FAIL: {r['name']}: statx {r['statx']} != {statx_state('/dev/' + r['name'])}")
+print("checked", " ".join(listed))
+PY
 
 # Errors name the argument; the good ones are still shown.
 expect_exit 3 "$EXTALIGN" devices /dev/extalign-nonexistent
