@@ -50,4 +50,23 @@ assert (fs["awu-min"], fs["awu-max"]) == (4096, 4096), fs
 if fs["statx"] == "yes":
     assert (fs["statx-min"], fs["statx-max"]) == (4096, 4096), fs
 PY
+
+# A kernel with the extalign ext4 series: a file with extsize + forcealign
+# gets units up to the hint (within the device maximum), and the kernel's
+# statx for it must say the same.  Other kernels refuse the hint: stop here.
+touch "$mnt/db"
+if ! "$EXTALIGN" set --extsize 16k --force "$mnt/db" >/dev/null 2>&1; then
+	echo "ok (this kernel's ext4 has no extsize/forcealign: file rule not checked)"
+	exit 0
+fi
+expect_exit 0 "$EXTALIGN" devices --json --probe -o NAME,TYPE,EXTSIZE,FORCEALIGN,ATOMIC,AWU-MIN,AWU-MAX,STATX,STATX-MIN,STATX-MAX "$mnt/db"
+python3 - "$WORK/out" "$q" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["devices"][0]["children"][0]["children"][0]
+dev_max = int(open(f"{sys.argv[2]}/atomic_write_unit_max_bytes").read())
+want_max = min(16384, 1 << (dev_max.bit_length() - 1))
+assert f["type"] == "file" and f["extsize"] == 16384 and f["forcealign"] is True, f
+assert (f["atomic"], f["awu-min"], f["awu-max"]) == ("yes", 4096, want_max), f
+assert (f["statx"], f["statx-min"], f["statx-max"]) == ("yes", 4096, want_max), f
+PY
 echo ok
