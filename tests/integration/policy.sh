@@ -141,4 +141,26 @@ expect_exit 0 "$EXTALIGN" policy show "${GOOD[@]}" --daemon --json
 jq -e '.daemon[0].realign_bwlimit == 104857600 and .daemon[0].realign == true and .daemon[0].idle_time == "5min"' \
 	"$WORK/out" >/dev/null || fail "show --daemon --json"
 
+# ---- the shipped sample and the man page example ----
+# As shipped everything is commented out; with every example uncommented it
+# is still valid (its project needs a name in the project id file).
+expect_exit 0 "$EXTALIGN" policy check -c "$TOP/etc/extalign.conf" "${SYS[@]}"
+expect_in out "valid: 0 rules"
+sed 's/^#\([a-z[]\)/\1/' "$TOP/etc/extalign.conf" >"$WORK/sample.conf"
+printf 'postgres:77\n' >"$WORK/projid"
+expect_exit 0 "$EXTALIGN" policy check -c "$WORK/sample.conf" --projid "$WORK/projid" --projects /dev/null
+expect_in out "valid: 4 rules"
+expect_exit 0 "$EXTALIGN" policy show -c "$WORK/sample.conf" --projid "$WORK/projid" --projects /dev/null --daemon
+expect_in out "realign_windows = 22:00-06:00"
+sed -n '/^\.EX$/,/^\.EE$/p' "$TOP/etc/extalign.conf.5" | sed '1d;$d' >"$WORK/man.conf"
+expect_exit 0 "$EXTALIGN" policy check -c "$WORK/man.conf" "${SYS[@]}"
+expect_in out "valid: 3 rules"
+# What the man page says about its example.
+expect_exit 0 "$EXTALIGN" policy explain -c "$WORK/man.conf" "${SYS[@]}" /var/lib/mysql/db/t1.ibd \
+	/var/lib/mysql/ib_logfile0 /var/lib/mysql/binlog/b.000001 /var/lib/mysql/db/
+expect_in out "/var/lib/mysql/db/t1.ibd: rule 'mysql-tablespaces' (${WORK}/man.conf:9): extsize 64K, forcealign, realign"
+expect_in out "/var/lib/mysql/ib_logfile0: rule 'mysql' (${WORK}/man.conf:5): extsize 16K"
+expect_in out "/var/lib/mysql/binlog/b.000001: rule 'mysql-binlog'"
+expect_in out "/var/lib/mysql/db: rule 'mysql' (${WORK}/man.conf:5): new files inherit extsize 16K"
+
 echo "policy: all checks passed"
