@@ -13,7 +13,7 @@
 #define RL_LEASE_BROKEN (-ENOLCK) /* F_GETLEASE no longer F_WRLCK */
 #define RL_CANCELLED (-ECANCELED) /* cancel callback or deadline */
 
-#define RL_CHUNK (1U << 20) /* bytes per read/write: big enough to stream */
+#define RL_CHUNK (4U << 20) /* bytes per read/write: big enough to stream */
 
 /* One file's job. */
 struct rl_ctx {
