@@ -225,9 +225,13 @@ int ea_bdev_read(const char *sysroot, const char *name, struct ea_bdev *ret)
 	if (sb < 0)
 		return sb;
 	dfd = open_subdir(sb, name);
-	if (dfd >= 0)
-		return bdev_fill(dfd, dfd, name, name, false, ret);
-	if (dfd != -ENOENT)
+	if (dfd >= 0) {
+		/* No "dev" or no queue: not a device (any more). */
+		int r = bdev_fill(dfd, dfd, name, name, false, ret);
+
+		return r == -ENOENT ? -ENODEV : r;
+	}
+	if (dfd != -ENOENT && dfd != -ENOTDIR)
 		return dfd;
 
 	/* Not a disk: look for a partition of that name under each disk. */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "extalign/blockdev.h"
@@ -164,6 +165,44 @@ START_TEST(test_list_61)
 }
 END_TEST
 
+/* A tree with a stray file and a half-made device: neither is a device. */
+START_TEST(test_stray_entries)
+{
+	char root[] = "/tmp/extalign-sysroot.XXXXXX", path[512];
+	struct ea_bdev *v = NULL, b;
+	size_t n = 0;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/sys", root);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sys/block", root);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/sys/block/bogus", root);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	/* A directory without a dev file: gone while we looked, say. */
+	snprintf(path, sizeof(path), "%s/sys/block/sdq", root);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+
+	ck_assert_int_eq(ea_bdev_read(root, "bogus", &b), -ENODEV);
+	ck_assert_int_eq(ea_bdev_read(root, "sdq", &b), -ENODEV);
+	ck_assert_int_eq(ea_bdev_list(root, &v, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	free(v);
+
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/sys/block/bogus", root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sys/block", root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/sys", root);
+	rmdir(path);
+	ck_assert_int_eq(rmdir(root), 0);
+}
+END_TEST
+
 START_TEST(test_list_missing)
 {
 	struct ea_bdev *v = NULL;
@@ -290,6 +329,7 @@ int main(void)
 	tcase_add_test(tc, test_read_unknown);
 	tcase_add_test(tc, test_queue_read);
 	tcase_add_test(tc, test_list_61);
+	tcase_add_test(tc, test_stray_entries);
 	tcase_add_test(tc, test_list_missing);
 	tcase_add_test(tc, test_ext4_super);
 	tcase_add_test(tc, test_mounts);
