@@ -349,9 +349,13 @@ static void add_fs_line(struct ctx *c, size_t i)
 		struct ea_atomic p;
 		int r = ea_atomic_probe_dir(m->target, &p);
 
+		/*
+		 * No O_TMPFILE (vfat) or read-only: nothing to measure with, and
+		 * nothing the user can fix; STATX stays empty.  Other errors are news.
+		 */
 		if (r == 0)
 			set_verdict(c, ln, COL_STATX, &p);
-		else
+		else if (r != -EOPNOTSUPP && r != -EROFS)
 			warnx("%s: cannot probe with a temporary file: %s", m->target,
 			      strerror(-r));
 	}
