@@ -77,7 +77,8 @@ void log_full(const struct ealog *l, int prio, const char *rule, const char *pat
 		if (ok) {
 			for (size_t i = 0; i < n; i++)
 				iov[i] = (struct iovec){ f[i], strlen(f[i]) };
-			sd_journal_sendv(iov, (int)n);
+			/* journald gone (stopped, or a test): stderr still works. */
+			ok = sd_journal_sendv(iov, (int)n) >= 0;
 		}
 		for (size_t i = 0; i < n; i++)
 			free(f[i]);

@@ -519,13 +519,24 @@ int main(int argc, char **argv)
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
 
-	/* Marks first, then the scan: nothing made in between is missed. */
+	/*
+	 * Marks first, then the scan: nothing made in between is missed.  With
+	 * fanotify the marks are the watching, so READY=1 comes before a scan
+	 * of possibly large trees (no start timeout); inotify watches are
+	 * added by the scan itself.
+	 */
+	if (d.backend == EA_WATCH_FANOTIFY) {
+		d.phase = "scanning";
+		publish(&d);
+		sd_notify(0, "READY=1");
+	}
 	apply_rescan(&d, false);
 	d.phase = "running";
 	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.n_marks,
 		watcher_name(&d), d.policy->n_rules);
 	publish(&d);
-	sd_notify(0, "READY=1");
+	if (d.backend == EA_WATCH_INOTIFY)
+		sd_notify(0, "READY=1");
 
 	r = run(&d);
 	sd_notify(0, "STOPPING=1");

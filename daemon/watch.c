@@ -25,6 +25,8 @@
 
 #define FAN_EVENTS (FAN_CREATE | FAN_MOVED_TO | FAN_ONDIR)
 #define IN_EVENTS (IN_CREATE | IN_MOVED_TO | IN_EXCL_UNLINK)
+/* Reads of up to 64 KiB per wake-up (a few thousand events). */
+#define READ_BURST 8
 
 const struct fsmark *watch_find_dev(const struct daemon *d, dev_t dev)
 {
@@ -338,7 +340,9 @@ int watch_fanotify_read(struct daemon *d)
 	/* Aligned for the metadata structs the records start with. */
 	_Alignas(struct fanotify_event_metadata) unsigned char buf[65536];
 
-	for (;;) {
+	/* A bounded burst, then back to epoll (level-triggered, so the rest
+	 * comes next round): a storm must not delay SIGTERM or the watchdog. */
+	for (int burst = 0; burst < READ_BURST; burst++) {
 		ssize_t n = read(d->fan_fd, buf, sizeof(buf));
 		const void *p = buf;
 		size_t len;
@@ -361,6 +365,7 @@ int watch_fanotify_read(struct daemon *d)
 			overflow(d);
 		}
 	}
+	return 0;
 }
 
 /* ---- inotify -------------------------------------------------------------- */
@@ -455,7 +460,7 @@ int watch_inotify_read(struct daemon *d)
 {
 	_Alignas(struct inotify_event) unsigned char buf[65536];
 
-	for (;;) {
+	for (int burst = 0; burst < READ_BURST; burst++) {
 		ssize_t n = read(d->ino_fd, buf, sizeof(buf));
 
 		if (n < 0) {
@@ -474,4 +479,5 @@ int watch_inotify_read(struct daemon *d)
 			ino_one(d, ev);
 		}
 	}
+	return 0;
 }
