@@ -17,16 +17,29 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "extalign/hint.h"
 #include "extalign/macro.h"
+#include "extalign/policy.h"
 #include "extalign/realign.h"
 #include "extalign/size.h"
 #include "extalign/walk.h"
+
+/* Reasons of the command, not the engine: what --config says about a file. */
+enum {
+	WHY_NONE,
+	WHY_NO_RULE,  /* no rule covers it, or its rule has no "realign = yes" */
+	WHY_TOO_LARGE, /* [daemon] realign-max-file-size */
+	WHY_COUNT
+};
 
 struct file {
 	char *path;
 	uint64_t size;
 	dev_t dev; /* of the command-line path it was found under */
 	enum ea_realign_skip early; /* found by the walk: symlink, other fs, ... */
+	int why;		    /* WHY_*: left out by the configuration */
+	uint32_t extsize;	    /* from the rule; 0: the command line's */
+	int forcealign;
 };
 
 struct job {
@@ -35,6 +48,8 @@ struct job {
 	size_t n, cap;
 	bool json, quiet, bar;
 	const char *state_dir;
+	struct ea_policy *policy; /* --config */
+	unsigned why[WHY_COUNT];
 	/* progress */
 	uint64_t total, done_before, t0, last_draw;
 	const char *cur;
@@ -49,7 +64,7 @@ struct job {
 
 static void usage(FILE *out)
 {
-	fputs("Usage: extalign realign --extsize SIZE [options] PATH...\n\n"
+	fputs("Usage: extalign realign (--extsize SIZE | --config FILE) [options] PATH...\n\n"
 	      "Rewrite files whose data was written before their extent size hint, so\n"
 	      "that they carry the hint and aligned extents.  Each file is copied into an\n"
 	      "unnamed temporary file in its directory that has the hint from the start,\n"
@@ -60,7 +75,9 @@ static void usage(FILE *out)
 	      "path), immutable, append-only or nodefrag are skipped.  Directories are\n"
 	      "walked on one filesystem, symlinks are never followed.\n\n"
 	      "Options:\n"
-	      "  -e, --extsize SIZE     the extent size hint to realign to (required)\n"
+	      "  -e, --extsize SIZE     the extent size hint to realign every file to\n"
+	      "  -c, --config FILE      instead: the rules of FILE (no drop-ins); files\n"
+	      "                         whose rule says \"realign = yes\" get its hint\n"
 	      "  -f, --force            also set forcealign (aligned extents or ENOSPC)\n"
 	      "      --rewrite-aligned  rewrite files that already look aligned\n"
 	      "  -n, --dry-run          say what would be done, change nothing\n"
@@ -119,6 +136,48 @@ static int parse_duration(const char *s, uint64_t *ret_ns)
 	return 0;
 }
 
+static bool f_wanted(const struct file *f)
+{
+	return f->early == EA_SKIP_NONE && f->why == WHY_NONE;
+}
+
+/* The project id the rules may ask about; EA_PROJID_NONE when unreadable. */
+static uint32_t projid_of(const char *path)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct fsxattr fsx;
+
+	if (fd < 0 || ea_fsx_get(fd, &fsx) < 0)
+		return EA_PROJID_NONE;
+	return fsx.fsx_projid;
+}
+
+/* --config: which rule covers f, and does it ask for realignment? */
+static void apply_rule(struct job *j, struct file *f)
+{
+	_cleanup_free_ char *d = strdup(f->path), *b = strdup(f->path), *dir = NULL, *abs = NULL;
+	const struct ea_rule *rule = NULL;
+	uint64_t max = j->policy->daemon.realign_max_file_size;
+
+	f->why = WHY_NO_RULE;
+	/* Rules speak of absolute paths: resolve the directory, never the file. */
+	if (!d || !b || !(dir = realpath(dirname(d), NULL)) ||
+	    asprintf(&abs, "%s/%s", strcmp(dir, "/") ? dir : "", basename(b)) < 0) {
+		abs = NULL;
+		return;
+	}
+	if (ea_policy_lookup(j->policy, abs, false, projid_of(f->path), &rule, NULL) < 0 ||
+	    !rule || !rule->realign || !rule->extsize)
+		return;
+	if (max && f->size > max) {
+		f->why = WHY_TOO_LARGE;
+		return;
+	}
+	f->why = WHY_NONE;
+	f->extsize = rule->extsize;
+	f->forcealign = rule->forcealign ? 1 : -1;
+}
+
 static int add_file(struct job *j, const char *path, uint64_t size, dev_t dev,
 		    enum ea_realign_skip early)
 {
@@ -132,11 +191,13 @@ static int add_file(struct job *j, const char *path, uint64_t size, dev_t dev,
 		j->cap = ncap;
 	}
 	j->files[j->n] = (struct file){ .path = strdup(path), .size = size, .dev = dev,
-					.early = early };
+					.early = early, .forcealign = j->o.forcealign };
 	if (!j->files[j->n].path)
 		return -ENOMEM;
+	if (j->policy && early == EA_SKIP_NONE)
+		apply_rule(j, &j->files[j->n]);
 	j->n++;
-	if (early == EA_SKIP_NONE)
+	if (early == EA_SKIP_NONE && f_wanted(&j->files[j->n - 1]))
 		j->total += size;
 	return 0;
 }
@@ -409,6 +470,16 @@ static void report_json(struct job *j, const char *path, const struct ea_realign
 	printf(", \"seconds\": %.3f}", (double)r->elapsed_ns / 1e9);
 }
 
+static void report_json_why(struct job *j, const struct file *f)
+{
+	fputs(j->first_json ? "\n    " : ",\n    ", stdout);
+	j->first_json = false;
+	fputs("{\"path\": ", stdout);
+	json_str(f->path);
+	printf(", \"outcome\": \"skipped\", \"reason\": \"%s\", \"size\": %llu}",
+	       f->why == WHY_TOO_LARGE ? "too-large" : "no-rule", (unsigned long long)f->size);
+}
+
 static int status_of(const struct ea_realign_result *r)
 {
 	switch (r->outcome) {
@@ -469,6 +540,9 @@ static void summary(struct job *j, uint64_t el)
 		for (size_t i = 0; i < ARRAY_SIZE(order); i++)
 			printf(", \"%s\": %u", ea_realign_outcome_name(order[i]),
 			       j->outcomes[order[i]]);
+		if (j->policy)
+			printf(", \"no_rule\": %u, \"too_large\": %u", j->why[WHY_NO_RULE],
+			       j->why[WHY_TOO_LARGE]);
 		printf(", \"not_started\": %u, \"leftovers_removed\": %u, \"copied\": %llu, "
 		       "\"seconds\": %.3f, \"skip_reasons\": {",
 		       j->not_started, j->leftovers, (unsigned long long)j->copied,
@@ -498,6 +572,10 @@ static void summary(struct job *j, uint64_t el)
 			}
 		printf(")");
 	}
+	if (j->why[WHY_NO_RULE])
+		printf("; %u without a realign rule", j->why[WHY_NO_RULE]);
+	if (j->why[WHY_TOO_LARGE])
+		printf("; %u over realign-max-file-size", j->why[WHY_TOO_LARGE]);
 	if (j->outcomes[EA_REALIGN_UNSUPPORTED])
 		printf("; unsupported %u", j->outcomes[EA_REALIGN_UNSUPPORTED]);
 	if (j->outcomes[EA_REALIGN_CANCELLED] + j->not_started)
@@ -523,19 +601,30 @@ static void run(struct job *j)
 			j->status = exit_worst(j->status, EXIT_NEGATIVE);
 			break;
 		}
+		if (f->why != WHY_NONE) {
+			j->why[f->why]++;
+			if (j->json)
+				report_json_why(j, f);
+			else if (!j->quiet && f->why == WHY_TOO_LARGE)
+				printf("%s: skipped: larger than realign-max-file-size\n", f->path);
+			continue;
+		}
 		if (f->early != EA_SKIP_NONE) {
 			memset(&r, 0, sizeof(r));
 			r.outcome = EA_REALIGN_SKIPPED;
 			r.skip = f->early;
 			r.fs_type = "unknown";
 		} else {
+			if (f->extsize)
+				j->o.extsize = f->extsize;
+			j->o.forcealign = f->forcealign;
 			j->o.dev = f->dev;
 			j->cur = f->path;
 			j->cur_done = 0;
 			if (ea_realign_file(f->path, &j->o, &r) < 0)
 				errx(EXIT_USAGE, "invalid realignment options");
 		}
-		j->done_before += f->early == EA_SKIP_NONE ? f->size : 0;
+		j->done_before += f_wanted(f) ? f->size : 0;
 		j->cur_done = 0;
 		j->outcomes[r.outcome]++;
 		if (r.outcome == EA_REALIGN_SKIPPED)
@@ -558,9 +647,32 @@ static void run(struct job *j)
 	clear_bar(j);
 }
 
+/* --config FILE is the whole configuration, as for "extalign policy". */
+static int load_policy(const char *config, struct ea_policy **ret)
+{
+	struct ea_diags d = EA_DIAGS_INIT;
+	int r;
+
+	r = ea_policy_load(config, EA_POLICY_NO_DROPINS, NULL, NULL, ret, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		if (d.items[i].line)
+			warnx("%s:%u: %s", d.items[i].file, d.items[i].line, d.items[i].msg);
+		else
+			warnx("%s: %s", d.items[i].file, d.items[i].msg);
+	}
+	ea_diags_free(&d);
+	if (r == -ENOMEM)
+		errx(EXIT_FAILED, "out of memory");
+	if (r < 0) {
+		warnx("%s: cannot use this configuration", config);
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
 int cmd_realign(int argc, char **argv)
 {
-	enum { OPT_REWRITE = 256, OPT_BUFFERED, OPT_STATE_DIR, OPT_CONFIG };
+	enum { OPT_REWRITE = 256, OPT_BUFFERED, OPT_STATE_DIR };
 	static const struct option longopts[] = {
 		{ "extsize", required_argument, NULL, 'e' },
 		{ "force", no_argument, NULL, 'f' },
@@ -570,7 +682,7 @@ int cmd_realign(int argc, char **argv)
 		{ "bwlimit", required_argument, NULL, 'b' },
 		{ "buffered", no_argument, NULL, OPT_BUFFERED },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
-		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -580,11 +692,12 @@ int cmd_realign(int argc, char **argv)
 	struct ea_ratelimit rl;
 	uint64_t bwlimit = 0, max_time = 0, t0;
 	uint32_t extsize = 0;
+	const char *config = NULL;
 	unsigned removed = 0;
 	int c, r;
 
 	ea_realign_opts_init(&j.o, 0);
-	while ((c = getopt_long(argc, argv, "e:fnt:b:Jqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:c:fnt:b:Jqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_extsize_arg("--extsize", optarg, &extsize) != EXIT_OK)
@@ -619,9 +732,9 @@ int cmd_realign(int argc, char **argv)
 		case OPT_STATE_DIR:
 			j.state_dir = optarg;
 			break;
-		case OPT_CONFIG:
-			warnx("--config is not supported yet; give --extsize SIZE");
-			return EXIT_USAGE;
+		case 'c':
+			config = optarg;
+			break;
 		case 'J':
 			j.json = true;
 			break;
@@ -636,8 +749,9 @@ int cmd_realign(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!extsize) {
-		warnx("--extsize SIZE is required");
+	if (!extsize == !config) {
+		warnx(extsize ? "--extsize and --config exclude each other"
+			      : "give --extsize SIZE or --config FILE");
 		fprintf(stderr, USAGE_HINT, "realign");
 		return EXIT_USAGE;
 	}
@@ -645,6 +759,16 @@ int cmd_realign(int argc, char **argv)
 		warnx("no path given");
 		fprintf(stderr, USAGE_HINT, "realign");
 		return EXIT_USAGE;
+	}
+	if (config) {
+		r = load_policy(config, &j.policy);
+		if (r != EXIT_OK)
+			return r;
+		/* The daemon's limit applies to a manual run too, unless overridden. */
+		if (!bwlimit)
+			bwlimit = j.policy->daemon.realign_bwlimit;
+		/* A valid placeholder: each file gets its rule's size. */
+		extsize = 4096;
 	}
 	j.o.extsize = extsize;
 	j.o.state_dir = j.state_dir;
@@ -670,12 +794,13 @@ int cmd_realign(int argc, char **argv)
 		j.status = exit_worst(j.status, collect(&j, argv[i]));
 
 	if (j.json)
-		printf("{\n  \"extsize\": %u, \"dry_run\": %s,\n  \"files\": [", extsize,
-		       j.o.dry_run ? "true" : "false");
+		printf("{\n  \"extsize\": %u, \"dry_run\": %s,\n  \"files\": [",
+		       config ? 0 : extsize, j.o.dry_run ? "true" : "false");
 	run(&j);
 	summary(&j, now_ns() - t0);
 	for (size_t i = 0; i < j.n; i++)
 		free(j.files[i].path);
 	free(j.files);
+	ea_policy_free(j.policy);
 	return j.status;
 }

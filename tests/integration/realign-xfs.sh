@@ -255,6 +255,45 @@ expect_in out "hint set in place"
 [ "$(xfs_extsize "$mnt/empty")" = 65536 ] && [ "$(stat -c %i "$mnt/empty")" = "$ino" ] ||
 	fail "empty file not hinted in place"
 
+# --config: only files whose rule says "realign = yes" are rewritten, to
+# that rule's size, within [daemon] realign_max_file_size.
+c=$mnt/conf
+mkdir -p "$c/db/sub" "$c/other"
+for f in db/a db/sub/b other/c; do
+	dd if=/dev/urandom of="$c/$f" bs=1M count=1 status=none
+done
+dd if=/dev/urandom of="$c/db/big" bs=1M count=3 status=none
+cat >"$WORK/conf" <<CONF
+[daemon]
+realign_max_file_size = 2M
+
+[rule db]
+directory = $c/db
+extsize = 16k
+realign = yes
+
+[rule other]
+directory = $c/other
+extsize = 64k
+CONF
+expect_exit 0 "${R[@]}" --config "$WORK/conf" --json "$c"
+python3 -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+got = {f["path"].rsplit("/conf/", 1)[1]: (f["outcome"], f.get("reason")) for f in d["files"]}
+assert got == {"db/a": ("done", None), "db/sub/b": ("done", None),
+               "db/big": ("skipped", "too-large"), "other/c": ("skipped", "no-rule")}, got
+assert d["summary"]["no_rule"] == 1 and d["summary"]["too_large"] == 1, d' "$WORK/out" ||
+	fail "--config selection"
+for f in db/a db/sub/b; do
+	[ "$(xfs_extsize "$c/$f")" = 16384 ] || fail "$f did not get its rule's 16k"
+done
+for f in db/big other/c; do
+	[ "$(xfs_extsize "$c/$f")" = 0 ] || fail "$f was rewritten against the configuration"
+done
+expect_exit 2 "${R[@]}" --config "$WORK/conf" --extsize 64k "$c"
+echo 'nonsense' >"$WORK/bad.conf"
+expect_exit 2 "${R[@]}" --config "$WORK/bad.conf" "$c"
+
 # Usage errors change nothing.
 expect_exit 2 "${R[@]}" "$mnt/tree"
 expect_exit 2 "${R[@]}" --extsize 3000 "$mnt/tree"
