@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The pure parts of realignment: leftover names, range maths, rate limit, checksum. */
 #include <check.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "extalign/realign.h"
 
@@ -244,6 +249,90 @@ START_TEST(test_bad_opts)
 }
 END_TEST
 
+static void put(const char *dir, const char *name, const char *content)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(content, f);
+	fclose(f);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+/* Records of live jobs are locked: their leftovers must survive a cleanup. */
+START_TEST(test_cleanup)
+{
+	char base[] = "/tmp/test-realign.XXXXXX", dir[64], state[64], rec[256];
+	const char *l1 = ".extalign-realign.5.00000000000000aa";
+	const char *l2 = ".extalign-realign.6.00000000000000bb";
+	unsigned removed = 99;
+	int lock, dfd;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%.40s/d", base);
+	snprintf(state, sizeof(state), "%.40s/state", base);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+
+	/* No state directory at all is fine. */
+	ck_assert_int_eq(ea_realign_cleanup("/nonexistent/state", &removed), 0);
+	ck_assert_uint_eq(removed, 0);
+
+	put(dir, l1, "old");
+	put(dir, l2, "live");
+	put(dir, "data", "keep");
+	put(dir, ".extalign-realign.7.0000000000000cc", "not ours: 15 hex digits");
+	put(state, l1, dir);
+	put(state, l2, dir);
+	snprintf(rec, sizeof(rec), "%.64s/%.64s", state, l2);
+	lock = open(rec, O_RDONLY);
+	ck_assert_int_ge(lock, 0);
+	ck_assert_int_eq(flock(lock, LOCK_EX), 0);
+
+	ck_assert_int_eq(ea_realign_cleanup(state, &removed), 0);
+	ck_assert_uint_eq(removed, 1);
+	ck_assert(!exists(dir, l1));
+	ck_assert(!exists(state, l1));
+	ck_assert(exists(dir, l2));
+	ck_assert(exists(state, l2));
+	ck_assert(exists(dir, "data"));
+	ck_assert(exists(dir, ".extalign-realign.7.0000000000000cc"));
+
+	/* Met by a walk: still locked, kept; unlocked, removed with its record. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(ea_realign_cleanup_name(dfd, l2, state), 0);
+	ck_assert(exists(dir, l2));
+	close(lock);
+	ck_assert_int_eq(ea_realign_cleanup_name(dfd, l2, state), 1);
+	ck_assert(!exists(dir, l2));
+	ck_assert(!exists(state, l2));
+	ck_assert_int_eq(ea_realign_cleanup_name(dfd, "data", state), 0);
+	ck_assert(exists(dir, "data"));
+	close(dfd);
+
+	/* A record whose directory is gone is dropped. */
+	put(state, l1, "/nonexistent/dir");
+	ck_assert_int_eq(ea_realign_cleanup(state, &removed), 0);
+	ck_assert_uint_eq(removed, 0);
+	ck_assert(!exists(state, l1));
+
+	unlink(rec);
+	snprintf(rec, sizeof(rec), "rm -rf '%.40s'", base);
+	ck_assert_int_eq(system(rec), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("realign");
@@ -263,6 +352,7 @@ int main(void)
 	tcase_add_test(tc, test_csum);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_bad_opts);
+	tcase_add_test(tc, test_cleanup);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
