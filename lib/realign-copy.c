@@ -133,6 +133,8 @@ int rl_copy(struct rl_ctx *c, uint64_t *csum)
 	size_t n;
 	int ret;
 
+	size_t chunk = RL_CHUNK;
+
 	ret = ea_ranges_read(c->fd, size, &r, &n);
 	if (ret < 0)
 		return ret;
@@ -140,10 +142,21 @@ int rl_copy(struct rl_ctx *c, uint64_t *csum)
 	total = ranges_bytes(r, n);
 	ea_csum_init(&cs);
 	rl_progress(c, EA_PHASE_COPY, 0, total);
+	/*
+	 * Under a bandwidth limit, about ten chunks a second: the disk sees a
+	 * steady trickle instead of bursts, and progress moves smoothly.
+	 */
+	if (c->o->ratelimit && c->o->ratelimit->rate && c->o->ratelimit->rate / 10 < chunk) {
+		uint64_t small = c->o->ratelimit->rate / 10 / align * align;
+
+		chunk = (size_t)(small > 65536 ? small : (65536 + align - 1) / align * align);
+		if (chunk > RL_CHUNK)
+			chunk = RL_CHUNK;
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		for (uint64_t off = r[i].start; off < r[i].end;) {
-			size_t want = (size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
+			size_t want = (size_t)(r[i].end - off < chunk ? r[i].end - off : chunk);
 			ssize_t got = read_full(c->fd, c->buf, want, off);
 			size_t put;
 

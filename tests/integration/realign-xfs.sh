@@ -247,6 +247,13 @@ assert f["inode_before"] == f["inode_after"], f' "$WORK/out" || fail "swap path"
 [ "$(sha256sum <"$mnt/hinted")" = "$h" ] || fail "swap changed the content"
 [ "$(xfs_extsize "$mnt/hinted")" = 65536 ] || fail "swap lost the hint"
 
+# Hard links are kept by the swap path: both names still share the inode.
+ln "$mnt/hinted" "$mnt/hinted-link"
+expect_exit 0 "${R[@]}" --extsize 64k --rewrite-aligned "$mnt/hinted"
+expect_in out "via swapext (same inode)"
+[ "$(stat -c '%i %h' "$mnt/hinted-link")" = "$ino 2" ] || fail "swap split the hard links"
+[ "$(sha256sum <"$mnt/hinted-link")" = "$h" ] || fail "swap changed the linked content"
+
 # A file with no blocks gets the hint in place, nothing copied.
 truncate -s 1G "$mnt/empty"
 ino=$(stat -c %i "$mnt/empty")
