@@ -339,7 +339,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	want = (struct ea_hint){ .extsize = o->extsize, .forcealign = o->forcealign };
 	if (nextents == 0) {
 		/* Nothing allocated: the hint can go on the file itself. */
-		if (o->dry_run)
+		if (o->dry_run || o->assess)
 			return finish(res, EA_REALIGN_WOULD, t0);
 		r = ea_hint_set(fd, false, &want, &dropped);
 		if (r == -EOPNOTSUPP && dropped) {
@@ -359,6 +359,8 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	 */
 	if (!res->hint_before && st.st_nlink > 1)
 		return skip(res, EA_SKIP_HARDLINKS, t0);
+	if (o->assess)
+		return finish(res, EA_REALIGN_WOULD, t0);
 
 	pcopy = strdup(path);
 	bcopy = strdup(path);

@@ -141,6 +141,8 @@ struct ea_realign_opts {
 	int forcealign;	  /* -1 leave as is, 0 clear, 1 set (as struct ea_hint) */
 	bool force;	  /* rewrite even when hint and extents look right */
 	bool dry_run;	  /* check and probe the hint on a tmpfile; change nothing */
+	bool assess;	  /* like dry_run without the tmpfile: the checks only, for a
+			   * background scan (a WOULD may still end UNSUPPORTED) */
 	bool buffered;	  /* no O_DIRECT even where it would work */
 	dev_t dev;	  /* skip files with another st_dev; 0 accepts any */
 	uint64_t deadline_ns;	  /* CLOCK_MONOTONIC; 0 for none */

@@ -243,6 +243,10 @@ START_TEST(test_bad_opts)
 	ck_assert_int_lt(ea_realign_file("/nonexistent", &o, &r), 0);
 	/* Good options, missing file: an outcome, not an error. */
 	ea_realign_opts_init(&o, 65536);
+	o.assess = true;
+	ck_assert_int_eq(ea_realign_file("/nonexistent/x", &o, &r), 0);
+	ck_assert_int_eq(r.outcome, EA_REALIGN_FAILED);
+	ea_realign_opts_init(&o, 65536);
 	ck_assert_int_eq(ea_realign_file("/nonexistent/x", &o, &r), 0);
 	ck_assert_int_eq(r.outcome, EA_REALIGN_FAILED);
 	ck_assert_int_lt(r.err, 0);
