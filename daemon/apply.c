@@ -23,6 +23,7 @@
 #include "extalignd.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
+#include "extalign/realign.h"
 #include "extalign/walk.h"
 
 /*
@@ -290,6 +291,10 @@ void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char
 	if (!d->project_rules && ea_policy_dir_cover(d->policy, path) != EA_DIR_INSIDE)
 		return;
 
+	/* The realignment engine's own temporary name: its business only. */
+	if (ea_realign_leftover_parse(name, NULL))
+		return;
+
 	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		if (errno != ENOENT) /* removed since the event: fine */
@@ -314,6 +319,9 @@ void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char
 		d->counters[EA_CNT_SKIPPED]++;
 		return; /* a mount point: another filesystem, another mark */
 	}
+	/* O_PATH took no lease break; a real open of a job's file would. */
+	if (jobs_running_on(d, (struct file_id){ st.st_dev, st.st_ino }))
+		return;
 	if (S_ISDIR(st.st_mode)) {
 		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	} else {
@@ -324,8 +332,14 @@ void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char
 		fd = open(proc, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		if (errno != ENOENT)
+		if (errno == EWOULDBLOCK) {
+			/* Somebody holds a lease on it: in use, so not new and
+			 * empty; O_NONBLOCK kept us from waiting for the break. */
+			d->counters[EA_CNT_SKIPPED]++;
+			log_full(&d->log, LOG_INFO, NULL, path, -EWOULDBLOCK, "leased, left alone");
+		} else if (errno != ENOENT) {
 			daemon_error(d, NULL, path, negative_errno(), "cannot open");
+		}
 		return;
 	}
 	if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {

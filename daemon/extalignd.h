@@ -194,6 +194,8 @@ void jobs_tick(struct daemon *d);
 /* A job's child ended (SIGCHLD via the signalfd). */
 void jobs_reap(struct daemon *d);
 void jobs_stop_all(struct daemon *d);
+/* Is a job rewriting this file right now?  Opening it would break its lease. */
+bool jobs_running_on(const struct daemon *d, struct file_id id);
 /* Next time the loop must wake up for jobs, 0: no need. */
 uint64_t jobs_poll_usec(const struct daemon *d);
 

@@ -397,6 +397,19 @@ void jobs_stop_all(struct daemon *d)
 		kill(J->run[i].pid, SIGKILL); /* the library survives a kill at any point */
 }
 
+bool jobs_running_on(const struct daemon *d, struct file_id id)
+{
+	const struct jobs *J = d->jobs;
+
+	for (size_t i = 0; J && i < J->n_run; i++) {
+		const struct late_file *l = &d->late[J->run[i].late];
+
+		if (l->id.dev == id.dev && l->id.ino == id.ino)
+			return true;
+	}
+	return false;
+}
+
 uint64_t jobs_poll_usec(const struct daemon *d)
 {
 	return d->jobs && d->jobs->n_queue ? d->policy->daemon.idle_poll_usec : 0;
