@@ -27,7 +27,7 @@
 /* Reasons of the command, not the engine: what --config says about a file. */
 enum {
 	WHY_NONE,
-	WHY_NO_RULE,  /* no rule covers it, or its rule has no "realign = yes" */
+	WHY_NO_RULE,   /* no rule covers it, or its rule has no "realign = yes" */
 	WHY_TOO_LARGE, /* [daemon] realign-max-file-size */
 	WHY_COUNT
 };
@@ -35,7 +35,7 @@ enum {
 struct file {
 	char *path;
 	uint64_t size;
-	dev_t dev; /* of the command-line path it was found under */
+	dev_t dev;		    /* of the command-line path it was found under */
 	enum ea_realign_skip early; /* found by the walk: symlink, other fs, ... */
 	int why;		    /* WHY_*: left out by the configuration */
 	uint32_t extsize;	    /* from the rule; 0: the command line's */
@@ -166,8 +166,8 @@ static void apply_rule(struct job *j, struct file *f)
 		abs = NULL;
 		return;
 	}
-	if (ea_policy_lookup(j->policy, abs, false, projid_of(f->path), &rule, NULL) < 0 ||
-	    !rule || !rule->realign || !rule->extsize)
+	if (ea_policy_lookup(j->policy, abs, false, projid_of(f->path), &rule, NULL) < 0 || !rule ||
+	    !rule->realign || !rule->extsize)
 		return;
 	if (max && f->size > max) {
 		f->why = WHY_TOO_LARGE;
@@ -190,8 +190,11 @@ static int add_file(struct job *j, const char *path, uint64_t size, dev_t dev,
 		j->files = p;
 		j->cap = ncap;
 	}
-	j->files[j->n] = (struct file){ .path = strdup(path), .size = size, .dev = dev,
-					.early = early, .forcealign = j->o.forcealign };
+	j->files[j->n] = (struct file){ .path = strdup(path),
+					.size = size,
+					.dev = dev,
+					.early = early,
+					.forcealign = j->o.forcealign };
 	if (!j->files[j->n].path)
 		return -ENOMEM;
 	if (j->policy && early == EA_SKIP_NONE)
@@ -270,7 +273,8 @@ static int collect(struct job *j, const char *path)
 		return EXIT_FAILED;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int fd =
+			open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		struct walk_ctx w = { .j = j, .dev = st.st_dev };
 
 		if (fd < 0) {
@@ -411,7 +415,7 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 		       ea_size_format(j->o.extsize, sz), ea_realign_swap_name(r->swap),
 		       r->ino_after == r->ino_before ? "same inode" : "new inode",
 		       ea_align_verdict_name(r->logical), ea_align_verdict_name(r->physical),
-		       r->physical_guaranteed ? " (guaranteed by the filesystem)"
+		       r->physical_guaranteed		   ? " (guaranteed by the filesystem)"
 		       : r->physical == EA_VERDICT_ALIGNED ? " (by luck: not guaranteed here)"
 							   : " (not guaranteed here)");
 		return;
@@ -530,7 +534,7 @@ static void json_counts(const unsigned *v, int n, const char *(*name)(int))
 static void summary(struct job *j, uint64_t el)
 {
 	static const enum ea_realign_outcome order[] = {
-		EA_REALIGN_DONE,	EA_REALIGN_HINT_SET,  EA_REALIGN_WOULD, EA_REALIGN_SKIPPED,
+		EA_REALIGN_DONE,	EA_REALIGN_HINT_SET,  EA_REALIGN_WOULD,	 EA_REALIGN_SKIPPED,
 		EA_REALIGN_UNSUPPORTED, EA_REALIGN_CANCELLED, EA_REALIGN_FAILED,
 	};
 	char a[16], b[16];
@@ -714,7 +718,8 @@ int cmd_realign(int argc, char **argv)
 			break;
 		case 't':
 			if (parse_duration(optarg, &max_time) < 0 || !max_time) {
-				warnx("--max-time '%s': not a duration; use seconds or 30s, 10m, 2h",
+				warnx("--max-time '%s': not a duration; use seconds or 30s, 10m, "
+				      "2h",
 				      optarg);
 				return EXIT_USAGE;
 			}

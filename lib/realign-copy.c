@@ -226,7 +226,8 @@ int rl_verify(struct rl_ctx *c, uint64_t csum)
 	rl_progress(c, EA_PHASE_VERIFY, 0, total);
 	for (size_t i = 0; i < n; i++) {
 		for (uint64_t off = r[i].start; off < r[i].end;) {
-			size_t want = (size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
+			size_t want =
+				(size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
 			ssize_t got = read_full(c->tmpfd, c->buf, want, off);
 
 			if (got < 0)

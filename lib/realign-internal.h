@@ -10,8 +10,8 @@
 #include "extalign/realign.h"
 
 /* Interruptions of a copy, as negative returns next to -errno values. */
-#define RL_LEASE_BROKEN (-ENOLCK) /* F_GETLEASE no longer F_WRLCK */
-#define RL_CANCELLED (-ECANCELED) /* cancel callback or deadline */
+#define RL_LEASE_BROKEN (-ENOLCK)    /* F_GETLEASE no longer F_WRLCK */
+#define RL_CANCELLED	(-ECANCELED) /* cancel callback or deadline */
 
 #define RL_CHUNK (4U << 20) /* bytes per read/write: big enough to stream */
 
@@ -58,7 +58,7 @@ int rl_unchanged(const struct rl_ctx *c);
 
 /* realign-state.c: a locked record that names a leftover until it is gone. */
 struct rl_record {
-	int fd;	 /* locked record file, -1 when none */
+	int fd;	  /* locked record file, -1 when none */
 	int sdir; /* the state directory */
 	char name[EA_REALIGN_LEFTOVER_MAX];
 };

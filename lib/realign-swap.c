@@ -47,8 +47,8 @@ struct xfs_exchange_range {
 	uint64_t flags;
 };
 #define XFS_EXCHANGE_RANGE_TO_EOF (1ULL << 0)
-#define XFS_EXCHANGE_RANGE_DSYNC (1ULL << 1)
-#define XFS_IOC_EXCHANGE_RANGE _IOW('X', 129, struct xfs_exchange_range)
+#define XFS_EXCHANGE_RANGE_DSYNC  (1ULL << 1)
+#define XFS_IOC_EXCHANGE_RANGE	  _IOW('X', 129, struct xfs_exchange_range)
 #endif
 
 #ifndef XFS_IOC_SWAPEXT
@@ -95,7 +95,7 @@ struct xfs_swapext {
 	char sx_pad[16];
 	struct xfs_bstat sx_stat;
 };
-#define XFS_SX_VERSION 0
+#define XFS_SX_VERSION	0
 #define XFS_IOC_SWAPEXT _IOWR('X', 109, struct xfs_swapext)
 #endif
 
@@ -214,7 +214,8 @@ int rl_unchanged(const struct rl_ctx *c)
 	if (st.st_size != c->st.st_size || st.st_nlink != c->st.st_nlink ||
 	    st.st_mtim.tv_sec != c->st.st_mtim.tv_sec ||
 	    st.st_mtim.tv_nsec != c->st.st_mtim.tv_nsec ||
-	    st.st_ctim.tv_sec != c->st.st_ctim.tv_sec || st.st_ctim.tv_nsec != c->st.st_ctim.tv_nsec)
+	    st.st_ctim.tv_sec != c->st.st_ctim.tv_sec ||
+	    st.st_ctim.tv_nsec != c->st.st_ctim.tv_nsec)
 		return -ESTALE;
 	return 0;
 }

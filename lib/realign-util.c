@@ -39,8 +39,7 @@ uint64_t ea_ratelimit_account(struct ea_ratelimit *rl, uint64_t n, uint64_t now_
 	return 0;
 }
 
-void ea_realign_leftover_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t ino,
-			      uint64_t rnd)
+void ea_realign_leftover_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t ino, uint64_t rnd)
 {
 	snprintf(buf, EA_REALIGN_LEFTOVER_MAX, EA_REALIGN_LEFTOVER_PREFIX "%" PRIu64 ".%016" PRIx64,
 		 ino, rnd);
@@ -178,12 +177,9 @@ static const struct {
 };
 
 static const char *const swap_names[] = {
-	[EA_SWAP_NONE] = "none",
-	[EA_SWAP_EXCHANGE_RANGE] = "exchange-range",
-	[EA_SWAP_SWAPEXT] = "swapext",
-	[EA_SWAP_MOVE_EXT] = "move-ext",
-	[EA_SWAP_RENAME] = "rename",
-	[EA_SWAP_IN_PLACE] = "in-place",
+	[EA_SWAP_NONE] = "none",       [EA_SWAP_EXCHANGE_RANGE] = "exchange-range",
+	[EA_SWAP_SWAPEXT] = "swapext", [EA_SWAP_MOVE_EXT] = "move-ext",
+	[EA_SWAP_RENAME] = "rename",   [EA_SWAP_IN_PLACE] = "in-place",
 };
 
 static const char *const verdict_names[] = {

@@ -61,8 +61,7 @@ int rl_interrupted(const struct rl_ctx *c)
 	return 0;
 }
 
-void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done,
-		 uint64_t total)
+void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done, uint64_t total)
 {
 	struct ea_realign_progress p = { c->path, phase, done, total };
 
@@ -106,9 +105,8 @@ static bool hint_matches(const struct fsxattr *fsx, const struct ea_realign_opts
 }
 
 /* FIEMAP and judge; verdicts go to res when final is set. */
-static int judge(int fd, uint64_t unit, uint64_t size, bool guaranteed,
-		 struct ea_align_report *rep, enum ea_align_verdict *logical,
-		 enum ea_align_verdict *physical, size_t *nextents)
+static int judge(int fd, uint64_t unit, uint64_t size, bool guaranteed, struct ea_align_report *rep,
+		 enum ea_align_verdict *logical, enum ea_align_verdict *physical, size_t *nextents)
 {
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	size_t n = 0;
@@ -457,8 +455,8 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		res->step = r == -EIO ? "verify content" : "verify";
 		goto out_lease;
 	}
-	r = judge(tmpfd, o->extsize, (uint64_t)c.st.st_size, res->physical_guaranteed,
-		  &res->after, &lv, &pv, NULL);
+	r = judge(tmpfd, o->extsize, (uint64_t)c.st.st_size, res->physical_guaranteed, &res->after,
+		  &lv, &pv, NULL);
 	if (r < 0) {
 		res->step = "fiemap copy";
 		goto out_lease;

@@ -64,7 +64,7 @@ enum ea_realign_skip {
 	EA_SKIP_NONE,
 	EA_SKIP_NOT_REGULAR,
 	EA_SKIP_SYMLINK,
-	EA_SKIP_OTHER_FS,	 /* st_dev differs from opts.dev */
+	EA_SKIP_OTHER_FS, /* st_dev differs from opts.dev */
 	EA_SKIP_IMMUTABLE,
 	EA_SKIP_APPEND_ONLY,
 	EA_SKIP_NODEFRAG,	 /* FS_XFLAG_NODEFRAG */
@@ -106,11 +106,11 @@ enum ea_align_verdict {
 };
 
 enum ea_realign_phase {
-	EA_PHASE_CHECK,	 /* looking at the file */
-	EA_PHASE_COPY,	 /* done/total are bytes copied of data bytes */
-	EA_PHASE_VERIFY, /* done/total are bytes read back */
-	EA_PHASE_LINKED, /* rename path: the copy has a (leftover) name */
-	EA_PHASE_SWAP,	 /* about to replace */
+	EA_PHASE_CHECK,	    /* looking at the file */
+	EA_PHASE_COPY,	    /* done/total are bytes copied of data bytes */
+	EA_PHASE_VERIFY,    /* done/total are bytes read back */
+	EA_PHASE_LINKED,    /* rename path: the copy has a (leftover) name */
+	EA_PHASE_SWAP,	    /* about to replace */
 	EA_PHASE_EXCHANGED, /* rename path: names exchanged, old inode at the leftover name */
 	EA_PHASE_DONE,
 };
@@ -137,17 +137,17 @@ void ea_ratelimit_init(struct ea_ratelimit *rl, uint64_t rate, uint64_t now_ns);
 uint64_t ea_ratelimit_account(struct ea_ratelimit *rl, uint64_t n, uint64_t now_ns);
 
 struct ea_realign_opts {
-	uint32_t extsize; /* bytes, required: a power of two, a block multiple */
-	int forcealign;	  /* -1 leave as is, 0 clear, 1 set (as struct ea_hint) */
-	bool force;	  /* rewrite even when hint and extents look right */
-	bool dry_run;	  /* check and probe the hint on a tmpfile; change nothing */
-	bool assess;	  /* like dry_run without the tmpfile: the checks only, for a
-			   * background scan (a WOULD may still end UNSUPPORTED) */
-	bool buffered;	  /* no O_DIRECT even where it would work */
-	dev_t dev;	  /* skip files with another st_dev; 0 accepts any */
-	uint64_t deadline_ns;	  /* CLOCK_MONOTONIC; 0 for none */
+	uint32_t extsize;		/* bytes, required: a power of two, a block multiple */
+	int forcealign;			/* -1 leave as is, 0 clear, 1 set (as struct ea_hint) */
+	bool force;			/* rewrite even when hint and extents look right */
+	bool dry_run;			/* check and probe the hint on a tmpfile; change nothing */
+	bool assess;			/* like dry_run without the tmpfile: the checks only, for a
+					 * background scan (a WOULD may still end UNSUPPORTED) */
+	bool buffered;			/* no O_DIRECT even where it would work */
+	dev_t dev;			/* skip files with another st_dev; 0 accepts any */
+	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; 0 for none */
 	struct ea_ratelimit *ratelimit; /* NULL for no limit */
-	const char *state_dir;	  /* NULL for EA_REALIGN_STATE_DIR */
+	const char *state_dir;		/* NULL for EA_REALIGN_STATE_DIR */
 	/* Called at phase changes and about every chunk; may be NULL. */
 	void (*progress)(void *userdata, const struct ea_realign_progress *p);
 	/* Polled between chunks; true aborts the file untouched.  May be NULL. */
@@ -157,19 +157,19 @@ struct ea_realign_opts {
 
 struct ea_realign_result {
 	enum ea_realign_outcome outcome;
-	enum ea_realign_skip skip;  /* when SKIPPED */
-	enum ea_realign_swap swap;  /* path that ran (or would, for dry runs: NONE) */
-	int err;		    /* -errno for FAILED and UNSUPPORTED */
-	const char *step;	    /* static: where err happened, e.g. "copy" */
-	unsigned dropped;	    /* EA_DROPPED_* when the kernel kept no hint */
-	const char *fs_type;	    /* static, "xfs", "ext4", ... */
-	uint64_t size;		    /* file size */
-	uint64_t bytes_copied;	    /* data bytes (holes excluded) */
-	uint64_t checksum;	    /* of the content, when verified */
+	enum ea_realign_skip skip; /* when SKIPPED */
+	enum ea_realign_swap swap; /* path that ran (or would, for dry runs: NONE) */
+	int err;		   /* -errno for FAILED and UNSUPPORTED */
+	const char *step;	   /* static: where err happened, e.g. "copy" */
+	unsigned dropped;	   /* EA_DROPPED_* when the kernel kept no hint */
+	const char *fs_type;	   /* static, "xfs", "ext4", ... */
+	uint64_t size;		   /* file size */
+	uint64_t bytes_copied;	   /* data bytes (holes excluded) */
+	uint64_t checksum;	   /* of the content, when verified */
 	ino_t ino_before, ino_after;
-	bool hint_before;	    /* the original carried the wanted hint */
+	bool hint_before; /* the original carried the wanted hint */
 	struct ea_align_report before, after;
-	enum ea_align_verdict logical;	/* after (before, when not rewritten) */
+	enum ea_align_verdict logical; /* after (before, when not rewritten) */
 	enum ea_align_verdict physical;
 	bool physical_guaranteed; /* forcealign kept, or XFS stripe unit covers extsize */
 	uint64_t elapsed_ns;
@@ -208,8 +208,7 @@ int ea_realign_cleanup_name(int dirfd, const char *name, const char *state_dir);
 bool ea_realign_leftover_parse(const char *name, uint64_t *ino);
 /* Format PREFIX<ino>.<16 hex of rnd>; buf must hold EA_REALIGN_LEFTOVER_MAX. */
 #define EA_REALIGN_LEFTOVER_MAX 64
-void ea_realign_leftover_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t ino,
-			      uint64_t rnd);
+void ea_realign_leftover_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t ino, uint64_t rnd);
 
 /* A data range of a file, [start, end) in bytes. */
 struct ea_range {

@@ -66,11 +66,11 @@ START_TEST(test_ranges_align)
 {
 	/* 4k-block data ranges of a 1 MiB + 100 byte file, O_DIRECT at 64k. */
 	struct ea_range r[] = {
-		{ 0, 4096 },		/* widened to [0, 64k) */
-		{ 8192, 12288 },	/* same unit: merged */
-		{ 65536, 131072 },	/* touches: merged */
-		{ 262144, 266240 },	/* alone: [256k, 320k) */
-		{ 1048576, 1048676 },	/* tail: clipped to round_up(size) */
+		{ 0, 4096 },	      /* widened to [0, 64k) */
+		{ 8192, 12288 },      /* same unit: merged */
+		{ 65536, 131072 },    /* touches: merged */
+		{ 262144, 266240 },   /* alone: [256k, 320k) */
+		{ 1048576, 1048676 }, /* tail: clipped to round_up(size) */
 	};
 	size_t n = ea_ranges_align(r, 5, 65536, 1048676);
 
@@ -109,7 +109,7 @@ START_TEST(test_ranges_align_edges)
 END_TEST
 
 #define MS 1000000ULL
-#define S 1000000000ULL
+#define S  1000000000ULL
 
 START_TEST(test_ratelimit)
 {
