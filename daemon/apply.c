@@ -236,6 +236,20 @@ static void apply_fd(struct daemon *d, const struct fsmark *fs, int parentfd, in
 	}
 
 	r = ea_hint_set(fd, is_dir, &h, &dropped);
+	if (r == 0 && !is_dir) {
+		struct stat now;
+
+		/*
+		 * XFS accepts a hint while written data is still delayed
+		 * allocation, which was reserved without it: data that came
+		 * between our fstat() and the ioctl makes the file late even
+		 * though the hint is now in place.
+		 */
+		if (fstat(fd, &now) == 0 && (now.st_size || now.st_blocks)) {
+			late_add(d, &now, rule, path, &h);
+			return;
+		}
+	}
 	if (r == 0) {
 		d->counters[is_dir ? EA_CNT_DIRS_INHERIT : EA_CNT_FILES_HINTED]++;
 		log_full(&d->log, LOG_DEBUG, rule->name, path, 0, "hint set");

@@ -66,16 +66,22 @@ touch "$M/out/tree/x/empty"
 mv "$M/out/tree" "$M/ev/tree"
 expect_extsize "$M/ev/tree/x/empty" 131072
 
-# Written right after creation: each file ends up hinted or late, never lost.
-late0=$(counter files_late)
+# Written right after creation: each file ends up hinted or listed as late,
+# never lost (a file can be both: hinted while its first data was delayed
+# allocation, which the daemon cannot tell from data written before).
 for i in $(seq 1 50); do echo data >"$M/ev/race.$i"; done
-wait_until 5 counter_at_least events 60 || true
 sleep 0.6
-hinted=0
-for i in $(seq 1 50); do extsize_is "$M/ev/race.$i" 131072 && hinted=$((hinted + 1)); done
-late=$(($(counter files_late) - late0))
-echo "written at once: $hinted hinted by event, $late late"
-[ $((hinted + late)) = 50 ] || fail "$hinted hinted + $late late != 50 files"
+status_json >"$WORK/status.json"
+hinted=0 lost=0
+for i in $(seq 1 50); do
+	if extsize_is "$M/ev/race.$i" 131072; then
+		hinted=$((hinted + 1))
+	elif ! grep -qF "\"$M/ev/race.$i\"" "$WORK/status.json"; then
+		lost=$((lost + 1))
+	fi
+done
+echo "written at once: $hinted of 50 carry the hint, $lost neither hinted nor late"
+[ "$lost" = 0 ] || fail "$lost files neither hinted nor listed as late"
 
 # Attacks by an unprivileged user who owns a directory in the rule's tree.
 U=nobody
