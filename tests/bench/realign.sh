@@ -82,7 +82,7 @@ fg() { dd if="$m/src" of=/dev/null bs=1M iflag=direct status=none; }
 alone=$(t nop fg)
 fresh
 ionice -c3 nice -n 19 "$EXTALIGN" realign -q --rewrite-aligned --state-dir "$WORK/state" \
-	--extsize 64k "$m/f" &
+	--extsize 64k "$m/f" >/dev/null &
 bg=$!
 beside=$(t1 fg)
 wait "$bg"
