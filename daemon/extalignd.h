@@ -84,8 +84,8 @@ void id_set_free(struct id_set *s);
 struct fsmark {
 	dev_t dev;
 	__kernel_fsid_t fsid;
-	int fd;	     /* O_PATH directory on it: open_by_handle_at's mount fd */
-	char *path;  /* the watched tree (or its nearest existing ancestor) */
+	int fd;	    /* O_PATH directory on it: open_by_handle_at's mount fd */
+	char *path; /* the watched tree (or its nearest existing ancestor) */
 	char *fstype;
 	char *how;   /* "fanotify-filesystem" or "inotify" */
 	bool marked; /* fanotify mark in place */
@@ -161,8 +161,8 @@ void daemon_error(struct daemon *d, const char *rule, const char *path, int err,
 /* apply.c: what happens to a new name or a tree */
 enum origin {
 	ORIGIN_CREATE,
-	ORIGIN_MOVE,	/* renamed into place: a directory may bring a tree */
-	ORIGIN_SCAN,	/* startup or rescan */
+	ORIGIN_MOVE, /* renamed into place: a directory may bring a tree */
+	ORIGIN_SCAN, /* startup or rescan */
 };
 
 /* Handle name in the open directory dirfd whose path is dirpath. */

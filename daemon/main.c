@@ -168,7 +168,8 @@ static int state_write(struct daemon *d)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
 	ea_state_free(&s);
 	if (r < 0)
-		log_full(&d->log, LOG_WARNING, NULL, d->state_dir, r, "cannot write the state file");
+		log_full(&d->log, LOG_WARNING, NULL, d->state_dir, r,
+			 "cannot write the state file");
 	return r;
 }
 
@@ -202,7 +203,8 @@ static void reload(struct daemon *d)
 		d->phase = "running";
 		publish(d);
 		/* After publish(): this STATUS= is the one a watcher should see. */
-		sd_notifyf(0, "READY=1\nSTATUS=reload failed (%u errors), old rules kept: %zu rules",
+		sd_notifyf(0,
+			   "READY=1\nSTATUS=reload failed (%u errors), old rules kept: %zu rules",
 			   n, d->policy->n_rules);
 		return;
 	}

@@ -24,7 +24,7 @@
 #include "extalign/macro.h"
 
 #define FAN_EVENTS (FAN_CREATE | FAN_MOVED_TO | FAN_ONDIR)
-#define IN_EVENTS (IN_CREATE | IN_MOVED_TO | IN_EXCL_UNLINK)
+#define IN_EVENTS  (IN_CREATE | IN_MOVED_TO | IN_EXCL_UNLINK)
 /* Reads of up to 64 KiB per wake-up (a few thousand events). */
 #define READ_BURST 8
 
@@ -129,9 +129,8 @@ static void watch_above(struct daemon *d, int dirfd, const char *path)
 			continue;
 		cover = ea_policy_dir_cover(d->policy, sub);
 		if (cover == EA_DIR_ABOVE) {
-			_cleanup_close_ int sfd = openat(dirfd, de->d_name,
-							 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-								 O_CLOEXEC);
+			_cleanup_close_ int sfd = openat(
+				dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (sfd >= 0)
 				watch_above(d, sfd, sub);
@@ -139,8 +138,8 @@ static void watch_above(struct daemon *d, int dirfd, const char *path)
 			struct stat st;
 
 			if (fstat(dirfd, &st) == 0)
-				apply_name(d, watch_find_dev(d, st.st_dev), dirfd, path,
-					   de->d_name, ORIGIN_CREATE);
+				apply_name(d, watch_find_dev(d, st.st_dev), dirfd, path, de->d_name,
+					   ORIGIN_CREATE);
 		}
 	}
 }
@@ -176,7 +175,8 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 		return 0; /* one mark per filesystem covers every tree on it */
 
 	if (d->backend == EA_WATCH_FANOTIFY &&
-	    fanotify_mark(d->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_EVENTS, fd, NULL) < 0) {
+	    fanotify_mark(d->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_EVENTS, fd, NULL) <
+		    0) {
 		r = negative_errno();
 		daemon_error(d, NULL, where, r, "cannot place a fanotify filesystem mark");
 		return r;
@@ -228,9 +228,9 @@ int watch_setup(struct daemon *d)
 	int r = 0;
 
 	if (d->force_watch)
-		want = !strcmp(d->force_watch, "inotify")	? EA_WATCH_INOTIFY
+		want = !strcmp(d->force_watch, "inotify")    ? EA_WATCH_INOTIFY
 		       : !strcmp(d->force_watch, "fanotify") ? EA_WATCH_FANOTIFY
-							      : EA_WATCH_AUTO;
+							     : EA_WATCH_AUTO;
 	if (d->fan_fd < 0 && d->ino_fd < 0) {
 		r = backend_init(d, want);
 		if (r < 0) {
@@ -393,8 +393,9 @@ int watch_inotify_add_tree(struct daemon *d, int dirfd, const char *path)
 		int r = negative_errno();
 
 		daemon_error(d, NULL, path, r,
-			     r == -ENOSPC ? "inotify watch limit reached (fs.inotify.max_user_watches)"
-					  : "cannot add an inotify watch");
+			     r == -ENOSPC
+				     ? "inotify watch limit reached (fs.inotify.max_user_watches)"
+				     : "cannot add an inotify watch");
 		return r;
 	}
 	if (find_wd(d, wd))
@@ -446,8 +447,8 @@ static void ino_one(struct daemon *d, const struct inotify_event *ev)
 	 * (apply_name watches and scans those inside a tree itself). */
 	if ((ev->mask & IN_ISDIR) && child_path(dirpath, ev->name, &path) == 0 &&
 	    ea_policy_dir_cover(d->policy, path) == EA_DIR_ABOVE) {
-		_cleanup_close_ int fd = openat(w->fd, ev->name,
-						O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		_cleanup_close_ int fd =
+			openat(w->fd, ev->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (fd >= 0)
 			watch_above(d, fd, path);

@@ -140,7 +140,9 @@ char *ea_state_escape(const char *s)
 	if (!s)
 		s = "";
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		n += (*p == '\\' || *p == '\t' || *p == '\n') ? 2 : (*p < 0x20 || *p == 0x7f) ? 4 : 1;
+		n += (*p == '\\' || *p == '\t' || *p == '\n') ? 2
+		     : (*p < 0x20 || *p == 0x7f)	      ? 4
+							      : 1;
 	ret = o = malloc(n + 1);
 	if (!ret)
 		return NULL;
@@ -269,8 +271,8 @@ int ea_state_format(const struct ea_state *s, char **ret, size_t *len)
 		for (size_t i = 0; ok && i < s->n_marks; i++) {
 			const struct ea_state_mark *m = &s->marks[i];
 
-			ok = put_fields(f, "mark", (const char *const[]){ m->path, m->fstype, m->how },
-					3);
+			ok = put_fields(f, "mark",
+					(const char *const[]){ m->path, m->fstype, m->how }, 3);
 		}
 		for (size_t i = 0; ok && i < s->n_errors; i++) {
 			const struct ea_state_error *e = &s->errors[i];
@@ -278,8 +280,9 @@ int ea_state_format(const struct ea_state *s, char **ret, size_t *len)
 
 			snprintf(usec, sizeof(usec), "%" PRIu64, e->usec);
 			snprintf(err, sizeof(err), "%d", e->err);
-			ok = put_fields(f, "error",
-					(const char *const[]){ usec, err, e->rule, e->path, e->msg }, 5);
+			ok = put_fields(
+				f, "error",
+				(const char *const[]){ usec, err, e->rule, e->path, e->msg }, 5);
 		}
 		for (size_t i = 0; ok && i < s->n_late; i++) {
 			const struct ea_state_late *l = &s->late[i];
@@ -287,7 +290,8 @@ int ea_state_format(const struct ea_state *s, char **ret, size_t *len)
 
 			snprintf(usec, sizeof(usec), "%" PRIu64, l->usec);
 			ok = put_fields(f, "late",
-					(const char *const[]){ usec, l->rule, l->path, l->queue }, 4);
+					(const char *const[]){ usec, l->rule, l->path, l->queue },
+					4);
 		}
 		if (fflush(f) != 0 || ferror(f))
 			ok = false;
@@ -423,11 +427,10 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 		r = parse_u64(v[1], strlen(v[1]), &u);
 		if (!r)
 			r = ea_state_add_late(s, u, v[2], v[3], v[4]);
-	} else if (!strcmp(v[0], "pid") || !strcmp(v[0], "started") ||
-		   !strcmp(v[0], "updated") || !strcmp(v[0], "config") ||
-		   !strcmp(v[0], "watcher") || !strcmp(v[0], "phase") || !strcmp(v[0], "rules") ||
-		   !strcmp(v[0], "counter") || !strcmp(v[0], "mark") || !strcmp(v[0], "error") ||
-		   !strcmp(v[0], "late")) {
+	} else if (!strcmp(v[0], "pid") || !strcmp(v[0], "started") || !strcmp(v[0], "updated") ||
+		   !strcmp(v[0], "config") || !strcmp(v[0], "watcher") || !strcmp(v[0], "phase") ||
+		   !strcmp(v[0], "rules") || !strcmp(v[0], "counter") || !strcmp(v[0], "mark") ||
+		   !strcmp(v[0], "error") || !strcmp(v[0], "late")) {
 		r = -EBADMSG; /* a known record with the wrong number of fields */
 	}
 	/* Anything else is a record from a newer daemon: skipped. */

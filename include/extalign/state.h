@@ -23,8 +23,8 @@
 #include <sys/types.h>
 
 #define EA_STATE_VERSION 1
-#define EA_STATE_DIR "/run/extalign"
-#define EA_STATE_FILE "state"
+#define EA_STATE_DIR	 "/run/extalign"
+#define EA_STATE_FILE	 "state"
 
 enum ea_state_counter {
 	EA_CNT_EVENTS,		/* filesystem events read */

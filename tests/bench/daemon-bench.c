@@ -155,8 +155,8 @@ static int storm(int dfd, long n)
 	}
 	t1 = now_ns();
 	printf("storm: %ld files hinted in %.3f s, %.0f files/s, %ld not hinted within 30 s\n",
-	       n - missing, (double)(t1 - t0) / 1e9, (double)(n - missing) * 1e9 / (double)(t1 - t0),
-	       missing);
+	       n - missing, (double)(t1 - t0) / 1e9,
+	       (double)(n - missing) * 1e9 / (double)(t1 - t0), missing);
 	free(fds);
 	return 0;
 }
@@ -238,7 +238,8 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "reader"))
 		return reader(argv[2], argv[3], (uint32_t)strtoul(argv[4], NULL, 0));
 	if (argc != 4)
-		errx(2, "usage: daemon-bench writer|latency|storm DIR N | reader noop|hint MNT EXTSIZE");
+		errx(2, "usage: daemon-bench writer|latency|storm DIR N | reader noop|hint MNT "
+			"EXTSIZE");
 	dfd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		err(1, "%s", argv[2]);

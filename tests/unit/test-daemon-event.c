@@ -12,8 +12,8 @@
 #include "../../daemon/event.c"
 
 /* Append one FAN_REPORT_DFID_NAME event to buf at *off; returns its start. */
-static size_t put_event(unsigned char *buf, size_t *off, uint64_t mask, int32_t pid,
-			uint32_t fsid0, const unsigned char *fh, unsigned fh_len, const char *name)
+static size_t put_event(unsigned char *buf, size_t *off, uint64_t mask, int32_t pid, uint32_t fsid0,
+			const unsigned char *fh, unsigned fh_len, const char *name)
 {
 	struct fanotify_event_metadata m = {
 		.vers = FANOTIFY_METADATA_VERSION,
@@ -23,7 +23,7 @@ static size_t put_event(unsigned char *buf, size_t *off, uint64_t mask, int32_t 
 		.pid = pid,
 	};
 	size_t start = *off, info = sizeof(struct fanotify_event_info_fid) +
-				      sizeof(struct file_handle) + fh_len + strlen(name) + 1;
+				    sizeof(struct file_handle) + fh_len + strlen(name) + 1;
 	struct fanotify_event_info_fid fid = { 0 };
 	struct file_handle h = { .handle_bytes = fh_len, .handle_type = 1 };
 	unsigned char *p;
@@ -110,8 +110,8 @@ enum corrupt {
 	C_EVENT_LEN_SMALL,    /* event_len below the metadata size */
 	C_BAD_VERSION,
 	C_INFO_LEN_PAST_EVENT,
-	C_INFO_LEN_ZERO,      /* would loop forever if accepted */
-	C_HANDLE_TOO_BIG,     /* handle_bytes beyond the info record */
+	C_INFO_LEN_ZERO,  /* would loop forever if accepted */
+	C_HANDLE_TOO_BIG, /* handle_bytes beyond the info record */
 	C_NAME_UNTERMINATED,
 	C_METADATA_LEN_BIG,
 	_C_MAX,
@@ -155,7 +155,8 @@ START_TEST(test_parse_corrupt)
 	case C_NAME_UNTERMINATED:
 		/* Fill name and padding up to the record's end with non-NULs. */
 		memset((unsigned char *)h->f_handle + h->handle_bytes, 'x',
-		       (size_t)(buf + m->event_len - ((unsigned char *)h->f_handle + h->handle_bytes)));
+		       (size_t)(buf + m->event_len -
+				((unsigned char *)h->f_handle + h->handle_bytes)));
 		break;
 	case C_METADATA_LEN_BIG:
 		m->metadata_len = (uint16_t)(m->event_len + 1);

@@ -12,8 +12,9 @@
 
 static void fill(struct ea_state *s)
 {
-	*s = (struct ea_state){ .version = 1, .pid = 4242, .started_usec = 1, .updated_usec = 2,
-				.rules = 3 };
+	*s = (struct ea_state){
+		.version = 1, .pid = 4242, .started_usec = 1, .updated_usec = 2, .rules = 3
+	};
 	s->config = strdup("/etc/extalign.conf");
 	s->watcher = strdup("fanotify");
 	s->phase = strdup("running");
@@ -68,12 +69,12 @@ static const struct {
 	unsigned line;
 } bad_files[] = {
 	{ "", -EBADMSG, 0 },
-	{ "extalign-state\t1", -EBADMSG, 1 },		  /* truncated: no newline */
-	{ "extalign-state\t2\n", -EPROTONOSUPPORT, 1 },	  /* newer format */
-	{ "something\t1\n", -EBADMSG, 1 },		  /* not a state file */
-	{ "extalign-state\t1\npid\tx\n", -EBADMSG, 2 },	  /* bad number */
-	{ "extalign-state\t1\npid\t1\t2\n", -EBADMSG, 2 }, /* known record, wrong arity */
-	{ "extalign-state\t1\nmark\t/a\\q\tx\ty\n", -EBADMSG, 2 }, /* bad escape */
+	{ "extalign-state\t1", -EBADMSG, 1 },			     /* truncated: no newline */
+	{ "extalign-state\t2\n", -EPROTONOSUPPORT, 1 },		     /* newer format */
+	{ "something\t1\n", -EBADMSG, 1 },			     /* not a state file */
+	{ "extalign-state\t1\npid\tx\n", -EBADMSG, 2 },		     /* bad number */
+	{ "extalign-state\t1\npid\t1\t2\n", -EBADMSG, 2 },	     /* known record, wrong arity */
+	{ "extalign-state\t1\nmark\t/a\\q\tx\ty\n", -EBADMSG, 2 },   /* bad escape */
 	{ "extalign-state\t1\nmark\t/a\\x00\tx\ty\n", -EBADMSG, 2 }, /* escaped NUL */
 	{ "extalign-state\t1\nmark\t/a\\x4\tx\ty\n", -EBADMSG, 2 },  /* short hex */
 	{ "extalign-state\t1\nmark\t/a\\\tx\ty\n", -EBADMSG, 2 },    /* lone backslash */
