@@ -22,6 +22,7 @@
 
 #include "extalignd.h"
 #include "extalign/macro.h"
+#include "extalign/realign.h"
 
 #ifndef EXTALIGN_VERSION
 #define EXTALIGN_VERSION "unknown"
@@ -511,6 +512,19 @@ int main(int argc, char **argv)
 	r = jobs_new(&d);
 	if (r < 0)
 		goto out;
+	if (!d.no_realign) {
+		unsigned removed = 0;
+
+		/* A job killed with the previous daemon may have left its
+		 * named copy behind; the engine's records say where. */
+		r = ea_realign_cleanup(NULL, &removed);
+		if (r < 0)
+			log_full(&d.log, LOG_WARNING, NULL, EA_REALIGN_STATE_DIR, r,
+				 "cannot clean up after interrupted realignment jobs");
+		else if (removed)
+			log_msg(&d, LOG_NOTICE,
+				"removed %u leftovers of interrupted realignment jobs", removed);
+	}
 	r = watch_setup(&d);
 	if (d.fan_fd < 0 && d.ino_fd < 0)
 		goto out; /* not watching anything at all: systemd should know */
