@@ -38,7 +38,40 @@ int open_tree(const char *path, int flags)
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	_cleanup_free_ char *copy = NULL;
+	_cleanup_close_ int cur = -1;
+	char *save = NULL, *comp, *next;
+	bool opened = false;
 
+	if (fd >= 0 || errno != ENOSYS)
+		return fd < 0 ? negative_errno() : (int)fd;
+
+	/*
+	 * No openat2() (before Linux 5.6, or a sandbox that hides it, such as
+	 * valgrind): the same walk by hand, one O_NOFOLLOW component at a time.
+	 */
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return negative_errno();
+	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
+		int f;
+
+		next = strtok_r(NULL, "/", &save);
+		f = openat(cur, comp,
+			   (next ? O_PATH : flags) | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		if (f < 0)
+			return negative_errno(); /* a symlink fails as ENOTDIR here */
+		close(cur);
+		cur = f;
+		opened = true;
+	}
+	if (opened)
+		return TAKE_FD(cur);
+	/* The path was "/" or "." alone: reopen with the flags asked for. */
+	fd = openat(cur, ".", flags | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? negative_errno() : (int)fd;
 }
 
