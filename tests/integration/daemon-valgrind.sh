@@ -1,0 +1,51 @@
+#!/bin/bash
+# extalignd under valgrind through start, events of every kind, a refused and
+# an accepted reload, and SIGTERM: no memory errors, no leaks.
+. "$(dirname "$0")/lib.sh"
+need_cmd valgrind
+need_cmd xfs_io
+REAL=${EXTALIGND:-$TOP/build/extalignd}
+EXTALIGND=$WORK/extalignd-vg
+# exec keeps the pid, so READY=1 still comes from the daemon's pid.
+cat >"$EXTALIGND" <<SH
+#!/bin/sh
+exec valgrind -q --leak-check=full --show-leak-kinds=definite,indirect \
+	--errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+	--child-silent-after-fork=yes --log-file=$WORK/valgrind.log "$REAL" "\$@"
+SH
+chmod +x "$EXTALIGND"
+. "$(dirname "$0")/daemon.bash"
+
+M=$(mkfs_mount xfs 300)
+mkdir -p "$M/db" "$M/ev" "$M/out"
+CONF=$WORK/extalign.conf
+cat >"$CONF" <<CONF
+[rule db]
+directory = $M/db
+extsize = 64k
+
+[rule ev]
+directory = $M/ev
+extsize = 128k
+inherit = no
+CONF
+start_daemon "$CONF"
+mkdir -p "$M/db/a" "$M/ev/b"
+touch "$M/db/a/f" "$M/ev/b/g"
+echo data >"$M/out/d" && mv "$M/out/d" "$M/ev/late"
+ln -s /etc/passwd "$M/ev/link"
+ln "$M/ev/b/g" "$M/ev/hard"
+expect_extsize "$M/ev/b/g" 131072
+wait_until 10 counter_at_least files_late 1 || fail "late file not seen"
+cp "$CONF" "$CONF.good"
+echo '[rule broken]' >>"$CONF"
+reload_and_wait
+cp "$CONF.good" "$CONF"
+reload_and_wait
+# Under valgrind everything is slower: give SIGTERM more than a second.
+kill -TERM "$DAEMON_PID"
+rc=0
+wait "$DAEMON_PID" || rc=$?
+DAEMON_PID=
+[ "$rc" = 0 ] || { cat "$WORK/valgrind.log" >&2; fail "extalignd under valgrind exited $rc"; }
+echo ok
