@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "extalignd.h"
+#include "extalign/extent.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
@@ -463,5 +464,73 @@ void apply_rescan(struct daemon *d, bool overflow)
 	if (overflow) {
 		d->counters[EA_CNT_RESCANS]++;
 		d->state_dirty = true;
+	}
+}
+
+/*
+ * The periodic scan of "realign = yes" trees: files with data that lack the
+ * rule's hint or whose extents are off the unit in the file become
+ * candidates, like late files.  Only logical alignment is judged: physical
+ * alignment depends on the filesystem (XFS stripe unit, ext4 forcealign),
+ * and a rewrite that cannot improve it would be repeated at every scan.
+ * FIEMAP with FIEMAP_FLAG_SYNC writes dirty data back first, so the caller
+ * runs this only when the machine is idle.
+ */
+struct rscan_ctx {
+	struct daemon *d;
+	const struct ea_rule *rule;
+	struct ea_hint h;
+	size_t found;
+};
+
+static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
+{
+	struct rscan_ctx *c = userdata;
+	const struct ea_rule *rule = NULL;
+	_cleanup_free_ struct ea_extent *ext = NULL;
+	struct ea_align_report rep;
+	struct fsxattr fsx;
+	size_t n = 0;
+
+	if (e->kind != EA_WALK_FILE || !e->st.st_size || e->st.st_nlink != 1)
+		return 0;
+	if (jobs_running_on(c->d, (struct file_id){ e->st.st_dev, e->st.st_ino }))
+		return 0;
+	if (ea_fsx_get(e->fd, &fsx) < 0)
+		return 0;
+	/* A deeper rule may own this file; only this rule's files count. */
+	if (ea_policy_lookup(c->d->policy, e->path, false, fsx.fsx_projid, &rule, NULL) < 0 ||
+	    rule != c->rule)
+		return 0;
+	if (has_hint(&fsx, false, &c->h)) {
+		if (ea_fiemap_read(e->fd, &ext, &n) < 0)
+			return 0;
+		ea_align_analyze(ext, n, c->h.extsize, (uint64_t)e->st.st_size, &rep);
+		if (!rep.misaligned_logical)
+			return 0;
+	}
+	c->found++;
+	late_add(c->d, &e->st, rule, e->path, &c->h);
+	return 0;
+}
+
+void apply_realign_scan(struct daemon *d)
+{
+	const struct ea_policy *p = d->policy;
+
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct ea_rule *rule = &p->rules[i];
+		struct rscan_ctx c = { .d = d, .rule = rule };
+		_cleanup_close_ int fd = -1;
+
+		if (rule->kind != EA_RULE_DIRECTORY || !rule->realign ||
+		    !ea_rule_hint(rule, false, &c.h))
+			continue;
+		fd = open_tree(rule->directory, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ea_walk(fd, rule->directory, rscan_cb, &c);
+		log_full(&d->log, LOG_INFO, rule->name, rule->directory, 0,
+			 "realignment scan: %zu candidates", c.found);
 	}
 }

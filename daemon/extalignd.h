@@ -171,6 +171,8 @@ void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char
 /* Walk every watched tree (after an overflow, at start, after reload). */
 void apply_rescan(struct daemon *d, bool overflow);
 void late_free(struct daemon *d);
+/* Walk the realign = yes trees for misaligned files (idle time only). */
+void apply_realign_scan(struct daemon *d);
 /* Open an administrator's directory path, refusing symlinks in any component. */
 int open_tree(const char *path, int flags);
 

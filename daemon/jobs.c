@@ -53,6 +53,7 @@ struct jobs {
 	size_t n_disks;
 	uint64_t idle_since; /* monotonic usec; 0: not idle */
 	uint64_t next_poll;
+	uint64_t next_scan; /* monotonic usec of the next realign scan */
 };
 
 int jobs_new(struct daemon *d)
@@ -420,9 +421,16 @@ void jobs_tick(struct daemon *d)
 	const struct ea_daemon_conf *c = &d->policy->daemon;
 	struct jobs *J = d->jobs;
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
-	bool idle;
+	bool idle, scan_due;
 
-	if (!J || (!J->n_queue && !J->n_run) || now < J->next_poll)
+	if (!J || now < J->next_poll)
+		return;
+	/* The first scan runs at the first idle moment: files that were
+	 * misaligned before the daemon came are what realign = yes is for. */
+	if (!J->next_scan)
+		J->next_scan = now;
+	scan_due = c->realign && !d->no_realign && now >= J->next_scan;
+	if (!J->n_queue && !J->n_run && !scan_due)
 		return;
 	J->next_poll = now + (c->idle_poll_usec ? c->idle_poll_usec : 1000000);
 
@@ -440,6 +448,10 @@ void jobs_tick(struct daemon *d)
 		J->idle_since = now;
 	if (now - J->idle_since < c->idle_time_usec)
 		return;
+	if (scan_due) {
+		J->next_scan = now + c->realign_scan_interval_usec;
+		apply_realign_scan(d);
+	}
 
 	for (size_t qi = 0; qi < J->n_queue;) {
 		const struct late_file *l = &d->late[J->queue[qi]];

@@ -30,28 +30,35 @@ CONF
 # A window that starts two hours from now: closed for this test.
 closed=$(date -d '+2 hours' +%H:00)-$(date -d '+3 hours' +%H:00)
 write_conf "$closed"
+# Written before the daemon ran: only the periodic realignment scan finds it.
+dd if=/dev/urandom of="$M/rj/old" bs=4k count=50 status=none
+oldsum=$(md5sum <"$M/rj/old")
 start_daemon "$CONF"
 
 dd if=/dev/urandom of="$M/out/data" bs=4k count=100 status=none
 sum=$(md5sum <"$M/out/data")
 mv "$M/out/data" "$M/rj/data"
 wait_until 5 counter_at_least files_late 1 || { cat "$DLOG"; fail "not late"; }
-queue_of() {
+queue_of() { # NAME
 	status_json | python3 -c '
 import json, sys
-print([l["queue"] for l in json.load(sys.stdin)["late"] if l["path"].endswith("/rj/data")][0])'
+print(([l["queue"] for l in json.load(sys.stdin)["late"] if l["path"].endswith("/rj/" + sys.argv[1])] + ["absent"])[0])' "${1:-data}"
 }
-queue_is() { [ "$(queue_of)" = "$1" ]; }
+queue_is() { [ "$(queue_of "${2:-data}")" = "$1" ]; }
 wait_until 5 queue_is queued || fail "late file not queued ($(queue_of))"
 sleep 1
 [ "$(queue_of)" = queued ] || fail "a job ran outside the realignment window ($(queue_of))"
 extsize_is "$M/rj/data" 0 || fail "file changed outside the window"
+[ "$(queue_of old)" = absent ] || fail "realignment scan ran outside the window"
 
 # Open the window (all day): the job runs and the file carries the hint.
 write_conf "00:00-23:59"
 reload_and_wait
 wait_until 10 queue_is done || { cat "$DLOG"; fail "job not done ($(queue_of))"; }
-[ "$(counter jobs_done)" = 1 ] || fail "jobs_done counter"
+wait_until 10 queue_is done old || { cat "$DLOG"; fail "scan candidate not done ($(queue_of old))"; }
+extsize_is "$M/rj/old" 65536 || fail "scanned file has no hint after its job"
+[ "$(md5sum <"$M/rj/old")" = "$oldsum" ] || fail "realignment changed the scanned file's data"
+[ "$(counter jobs_done)" = 2 ] || fail "jobs_done counter"
 extsize_is "$M/rj/data" 65536 || fail "realigned file has no hint"
 [ "$(md5sum <"$M/rj/data")" = "$sum" ] || fail "realignment changed the data"
 # Logically aligned now; on the device only with a stripe unit, which this
