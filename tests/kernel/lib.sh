@@ -43,6 +43,12 @@ fresh_ext4() {
 	shift
 	umount "$MNT" 2>/dev/null
 	mkdir -p "$MNT"
+	# The filesystem this replaces gets its fsck first.
+	if grep -qx "$dev" "$DEVS_FILE" 2>/dev/null &&
+	   ! grep -q "^$dev " /proc/mounts; then
+		e2fsck -fn "$dev" >/tmp/.fsck.log 2>&1 ||
+			{ cat /tmp/.fsck.log; die "e2fsck -fn $dev is not clean"; }
+	fi
 	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" || die "mkfs.ext4 $* $dev"
 	grep -qx "$dev" "$DEVS_FILE" 2>/dev/null || echo "$dev" >>"$DEVS_FILE"
 	mount -t ext4 "$dev" "$MNT" || die "mount $dev"
@@ -57,6 +63,26 @@ remount() {
 # ktool ARGS...: run the probe, print and return its output line.
 kt() {
 	"$KTOOL" "$@"
+}
+
+# set_extsize FILE SIZE: "xfs_io -c 'extsize SIZE'" where xfs_io handles
+# ext4 files; Debian 12's xfs_io (6.1) runs extsize on XFS only ("foreign
+# file active"), so fall back to ktool's FS_IOC_FSSETXATTR there.
+set_extsize() {
+	local out bytes
+
+	out=$(xfs_io -c "extsize $2" "$1" 2>&1)
+	case $out in
+	*"foreign file active"*) ;;
+	"") return 0 ;;
+	*) echo "$out"; return 1 ;;
+	esac
+	bytes=$(numfmt --from=iec "${2^^}")
+	if [ -d "$1" ]; then
+		kt setx "$1" 0x1000 "$bytes" | grep -qx ok
+	else
+		kt setx "$1" 0x800 "$bytes" | grep -qx ok
+	fi
 }
 
 # xflags FILE: the FS_IOC_FSGETXATTR flags of FILE, "0x..." form.
