@@ -12,6 +12,7 @@
  * inode whatever happens to the name meanwhile.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
@@ -197,7 +198,7 @@ void late_free(struct daemon *d)
 	id_set_free(&d->late_ids);
 }
 
-static void walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, const char *path,
+static bool walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, const char *path,
 		      enum origin o);
 
 /*
@@ -401,12 +402,31 @@ struct walk_ctx {
 	struct daemon *d;
 	const struct fsmark *fs;
 	enum origin o;
+	unsigned seen;
 };
+
+/*
+ * A walk of a large tree must not keep SIGTERM waiting: the signal stays
+ * pending (blocked, for the signalfd) until the loop reads it, so look at
+ * the pending set now and then and stop the walk for the loop to exit.
+ */
+static bool stop_pending(unsigned *seen)
+{
+	sigset_t set;
+
+	if (++*seen % 256)
+		return false;
+	return sigpending(&set) == 0 && (sigismember(&set, SIGTERM) || sigismember(&set, SIGINT));
+}
+
+#define WALK_STOPPED 1
 
 static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 {
 	struct walk_ctx *c = userdata;
 
+	if (stop_pending(&c->seen))
+		return WALK_STOPPED;
 	switch (e->kind) {
 	case EA_WALK_DIR:
 		if (c->d->backend == EA_WATCH_INOTIFY)
@@ -428,14 +448,16 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 	return 0;
 }
 
-static void walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, const char *path,
+/* False when the walk was stopped for SIGTERM. */
+static bool walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, const char *path,
 		      enum origin o)
 {
-	struct walk_ctx c = { d, fs, o };
+	struct walk_ctx c = { d, fs, o, 0 };
 	int r = ea_walk(dirfd, path, walk_cb, &c);
 
 	if (r < 0)
 		daemon_error(d, NULL, path, r, "scan failed");
+	return r != WALK_STOPPED;
 }
 
 void apply_rescan(struct daemon *d, bool overflow)
@@ -459,7 +481,8 @@ void apply_rescan(struct daemon *d, bool overflow)
 		if (d->backend == EA_WATCH_INOTIFY)
 			watch_inotify_add_tree(d, fd, p->watch[i].path);
 		apply_fd(d, fs, -1, fd, &st, p->watch[i].path, ORIGIN_SCAN);
-		walk_tree(d, fs, fd, p->watch[i].path, ORIGIN_SCAN);
+		if (!walk_tree(d, fs, fd, p->watch[i].path, ORIGIN_SCAN))
+			break;
 	}
 	if (overflow) {
 		d->counters[EA_CNT_RESCANS]++;
@@ -481,6 +504,7 @@ struct rscan_ctx {
 	const struct ea_rule *rule;
 	struct ea_hint h;
 	size_t found;
+	unsigned seen;
 };
 
 static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
@@ -492,6 +516,8 @@ static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 	struct fsxattr fsx;
 	size_t n = 0;
 
+	if (stop_pending(&c->seen))
+		return WALK_STOPPED;
 	if (e->kind != EA_WALK_FILE || !e->st.st_size || e->st.st_nlink != 1)
 		return 0;
 	if (jobs_running_on(c->d, (struct file_id){ e->st.st_dev, e->st.st_ino }))
@@ -529,7 +555,8 @@ void apply_realign_scan(struct daemon *d)
 		fd = open_tree(rule->directory, O_RDONLY);
 		if (fd < 0)
 			continue;
-		ea_walk(fd, rule->directory, rscan_cb, &c);
+		if (ea_walk(fd, rule->directory, rscan_cb, &c) == WALK_STOPPED)
+			break;
 		log_full(&d->log, LOG_INFO, rule->name, rule->directory, 0,
 			 "realignment scan: %zu candidates", c.found);
 	}
