@@ -935,14 +935,26 @@ static int build_watch(struct ea_policy *p)
 		if (e < 0)
 			return e;
 	}
-	/* Sorted, a tree comes right before everything inside it. */
-	qsort(p->watch, p->n_watch, sizeof(*p->watch), watch_cmp);
+	/*
+	 * Sorted, a tree comes before everything inside it, though not always
+	 * right before ("/a-b" sorts between "/a" and "/a/c"): so check every
+	 * tree kept so far.
+	 */
+	if (p->n_watch) /* qsort's base must not be NULL, even for no elements */
+		qsort(p->watch, p->n_watch, sizeof(*p->watch), watch_cmp);
 	for (size_t i = 0; i < p->n_watch; i++) {
 		struct ea_watch *w = &p->watch[i];
+		bool inside = false;
 
-		if (out && ea_path_under(w->path, p->watch[out - 1].path)) {
-			if (!strcmp(w->path, p->watch[out - 1].path))
-				p->watch[out - 1].filesystem |= w->filesystem;
+		for (size_t j = 0; j < out && !inside; j++) {
+			if (!ea_path_under(w->path, p->watch[j].path))
+				continue;
+			/* The same tree from a filesystem= rule: mark it whole. */
+			if (!strcmp(w->path, p->watch[j].path))
+				p->watch[j].filesystem |= w->filesystem;
+			inside = true;
+		}
+		if (inside) {
 			free(w->path);
 			continue;
 		}

@@ -901,11 +901,15 @@ START_TEST(test_dir_cover_and_watch)
 	p = load_ok("[rule a]\ndirectory = /data/db\nextsize = 16k\n"
 		    "[rule b]\ndirectory = /data/db/x\nextsize = 16k\nmatch = *.ibd\n"
 		    "[rule c]\nproject = db\nextsize = 16k\n"
-		    "[rule d]\ndirectory = /data/dbx\nextsize = 16k\n");
-	ck_assert_uint_eq(p->n_watch, 3);
+		    "[rule d]\ndirectory = /data/dbx\nextsize = 16k\n"
+		    /* Sorts between /data/db and /data/db/x: still inside /data/db. */
+		    "[rule e]\ndirectory = /data/db-x\nextsize = 16k\n"
+		    "[rule f]\ndirectory = /data/db/z\nextsize = 16k\n");
+	ck_assert_uint_eq(p->n_watch, 4);
 	ck_assert_str_eq(p->watch[0].path, "/data/db");
-	ck_assert_str_eq(p->watch[1].path, "/data/dbx");
-	ck_assert_str_eq(p->watch[2].path, "/srv/db");
+	ck_assert_str_eq(p->watch[1].path, "/data/db-x");
+	ck_assert_str_eq(p->watch[2].path, "/data/dbx");
+	ck_assert_str_eq(p->watch[3].path, "/srv/db");
 
 	ck_assert_int_eq(ea_policy_dir_cover(p, "/data/db"), EA_DIR_INSIDE);
 	ck_assert_int_eq(ea_policy_dir_cover(p, "/data/db/x/y"), EA_DIR_INSIDE);
