@@ -421,6 +421,20 @@ static bool stop_pending(unsigned *seen)
 
 #define WALK_STOPPED 1
 
+/*
+ * Never open a file one of our realignment jobs is rewriting: any open
+ * breaks the job's write lease and makes it give up.
+ */
+static bool not_in_a_job(struct daemon *d, const struct stat *st)
+{
+	return !jobs_running_on(d, (struct file_id){ st->st_dev, st->st_ino });
+}
+
+static bool walk_may_open(const struct stat *st, void *userdata)
+{
+	return not_in_a_job(((struct walk_ctx *)userdata)->d, st);
+}
+
 static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 {
 	struct walk_ctx *c = userdata;
@@ -433,6 +447,8 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 			watch_inotify_add_tree(c->d, e->fd, e->path);
 		/* fall through */
 	case EA_WALK_FILE:
+		if (e->fd < 0)
+			break; /* being realigned */
 		/* Found by walking from a tree root we opened without symlinks. */
 		apply_fd(c->d, c->fs, -1, e->fd, &e->st, e->path, ORIGIN_SCAN);
 		break;
@@ -453,7 +469,7 @@ static bool walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, cons
 		      enum origin o)
 {
 	struct walk_ctx c = { d, fs, o, 0 };
-	int r = ea_walk(dirfd, path, walk_cb, &c);
+	int r = ea_walk_filtered(dirfd, path, walk_may_open, walk_cb, &c);
 
 	if (r < 0)
 		daemon_error(d, NULL, path, r, "scan failed");
@@ -507,6 +523,11 @@ struct rscan_ctx {
 	unsigned seen;
 };
 
+static bool rscan_may_open(const struct stat *st, void *userdata)
+{
+	return not_in_a_job(((struct rscan_ctx *)userdata)->d, st);
+}
+
 static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 {
 	struct rscan_ctx *c = userdata;
@@ -520,7 +541,7 @@ static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 		return WALK_STOPPED;
 	if (e->kind != EA_WALK_FILE || !e->st.st_size || e->st.st_nlink != 1)
 		return 0;
-	if (jobs_running_on(c->d, (struct file_id){ e->st.st_dev, e->st.st_ino }))
+	if (e->fd < 0) /* being realigned */
 		return 0;
 	if (ea_fsx_get(e->fd, &fsx) < 0)
 		return 0;
@@ -555,7 +576,8 @@ void apply_realign_scan(struct daemon *d)
 		fd = open_tree(rule->directory, O_RDONLY);
 		if (fd < 0)
 			continue;
-		if (ea_walk(fd, rule->directory, rscan_cb, &c) == WALK_STOPPED)
+		if (ea_walk_filtered(fd, rule->directory, rscan_may_open, rscan_cb, &c) ==
+		    WALK_STOPPED)
 			break;
 		log_full(&d->log, LOG_INFO, rule->name, rule->directory, 0,
 			 "realignment scan: %zu candidates", c.found);

@@ -86,7 +86,14 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-static int walk_dir(int dirfd, const char *path, dev_t dev, ea_walk_fn fn, void *userdata)
+struct walk {
+	dev_t dev;
+	ea_walk_open_fn may_open;
+	ea_walk_fn fn;
+	void *userdata;
+};
+
+static int walk_dir(const struct walk *w, int dirfd, const char *path)
 {
 	_cleanup_(names_free) struct names names = { 0 };
 	int r;
@@ -97,7 +104,7 @@ static int walk_dir(int dirfd, const char *path, dev_t dev, ea_walk_fn fn, void 
 			.kind = EA_WALK_ERROR, .path = path, .fd = -1, .err = r
 		};
 
-		return fn(&e, userdata);
+		return w->fn(&e, w->userdata);
 	}
 
 	for (size_t i = 0; i < names.n; i++) {
@@ -116,8 +123,11 @@ static int walk_dir(int dirfd, const char *path, dev_t dev, ea_walk_fn fn, void 
 			e.kind = EA_WALK_SYMLINK;
 		} else if (!S_ISDIR(e.st.st_mode) && !S_ISREG(e.st.st_mode)) {
 			e.kind = EA_WALK_OTHER;
-		} else if (e.st.st_dev != dev) {
+		} else if (e.st.st_dev != w->dev) {
 			e.kind = EA_WALK_OTHER_FS;
+		} else if (S_ISREG(e.st.st_mode) && w->may_open &&
+			   !w->may_open(&e.st, w->userdata)) {
+			e.kind = EA_WALK_FILE;
 		} else {
 			struct stat st;
 
@@ -146,11 +156,11 @@ static int walk_dir(int dirfd, const char *path, dev_t dev, ea_walk_fn fn, void 
 			}
 		}
 
-		r = fn(&e, userdata);
+		r = w->fn(&e, w->userdata);
 		if (r)
 			return r;
 		if (e.kind == EA_WALK_DIR) {
-			r = walk_dir(fd, sub, dev, fn, userdata);
+			r = walk_dir(w, fd, sub);
 			if (r)
 				return r;
 		}
@@ -158,13 +168,21 @@ static int walk_dir(int dirfd, const char *path, dev_t dev, ea_walk_fn fn, void 
 	return 0;
 }
 
-int ea_walk(int dirfd, const char *path, ea_walk_fn fn, void *userdata)
+int ea_walk_filtered(int dirfd, const char *path, ea_walk_open_fn may_open, ea_walk_fn fn,
+		     void *userdata)
 {
+	struct walk w = { .may_open = may_open, .fn = fn, .userdata = userdata };
 	struct stat st;
 
 	if (fstat(dirfd, &st) < 0)
 		return negative_errno();
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	return walk_dir(dirfd, path, st.st_dev, fn, userdata);
+	w.dev = st.st_dev;
+	return walk_dir(&w, dirfd, path);
+}
+
+int ea_walk(int dirfd, const char *path, ea_walk_fn fn, void *userdata)
+{
+	return ea_walk_filtered(dirfd, path, NULL, fn, userdata);
 }

@@ -8,6 +8,7 @@
 #ifndef EXTALIGN_WALK_H
 #define EXTALIGN_WALK_H
 
+#include <stdbool.h>
 #include <sys/stat.h>
 
 enum ea_walk_kind {
@@ -40,5 +41,17 @@ typedef int (*ea_walk_fn)(const struct ea_walk_entry *e, void *userdata);
  * when the walk itself failed (out of memory).
  */
 int ea_walk(int dirfd, const char *path, ea_walk_fn fn, void *userdata);
+
+/*
+ * Asked before a regular file is opened: return false to have it reported
+ * as EA_WALK_FILE with fd -1 instead.  Even a read-only open breaks a write
+ * lease, so a daemon walking a tree must not open a file that one of its own
+ * realignment jobs is rewriting under a lease.
+ */
+typedef bool (*ea_walk_open_fn)(const struct stat *st, void *userdata);
+
+/* ea_walk() that consults may_open (may be NULL) before opening a file. */
+int ea_walk_filtered(int dirfd, const char *path, ea_walk_open_fn may_open, ea_walk_fn fn,
+		     void *userdata);
 
 #endif
