@@ -65,6 +65,7 @@ int cmd_check(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_realign(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 
 #endif

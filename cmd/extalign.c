@@ -25,6 +25,7 @@ static const struct subcommand {
 	{ "devices", NULL, cmd_devices, "atomic write limits of devices, filesystems and files" },
 	{ "realign", NULL, cmd_realign, "rewrite misaligned files so they carry the hint and aligned extents" },
 	{ "policy", NULL, cmd_policy, "check, explain and show the rules of extalign.conf" },
+	{ "apply", NULL, cmd_apply, "apply the rules of extalign.conf to existing trees" },
 	{ "status", NULL, cmd_status, "show what the running extalignd is doing" },
 };
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/policy.h"
@@ -121,27 +122,14 @@ static int common_opt(int c, struct policy_opts *o)
 /* Load, print every diagnostic.  EXIT_OK or EXIT_FAILED. */
 static int load(const struct policy_opts *o, struct ea_policy **ret)
 {
-	struct ea_diags d = EA_DIAGS_INIT;
-	/* A file named on the command line is the whole configuration. */
-	const char *dir = o->config_dir ?: o->config ? EA_POLICY_NO_DROPINS : NULL;
-	int r;
+	const struct config_paths paths = {
+		.config = o->config,
+		.config_dir = o->config_dir,
+		.projid = o->projid,
+		.projects = o->projects,
+	};
 
-	r = ea_policy_load(o->config, dir, o->projid, o->projects, ret, &d);
-	for (size_t i = 0; i < d.n; i++) {
-		if (d.items[i].line)
-			warnx("%s:%u: %s", d.items[i].file, d.items[i].line, d.items[i].msg);
-		else
-			warnx("%s: %s", d.items[i].file, d.items[i].msg);
-	}
-	if (r == -ENOMEM)
-		errx(EXIT_FAILED, "out of memory");
-	if (r < 0) {
-		warnx("%zu error%s in the configuration", d.n, d.n == 1 ? "" : "s");
-		ea_diags_free(&d);
-		return EXIT_FAILED;
-	}
-	ea_diags_free(&d);
-	return EXIT_OK;
+	return config_load(&paths, ret);
 }
 
 static void tablep(struct libscols_table **tb)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "config.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/policy.h"
@@ -654,24 +655,9 @@ static void run(struct job *j)
 /* --config FILE is the whole configuration, as for "extalign policy". */
 static int load_policy(const char *config, struct ea_policy **ret)
 {
-	struct ea_diags d = EA_DIAGS_INIT;
-	int r;
+	const struct config_paths paths = { .config = config };
 
-	r = ea_policy_load(config, EA_POLICY_NO_DROPINS, NULL, NULL, ret, &d);
-	for (size_t i = 0; i < d.n; i++) {
-		if (d.items[i].line)
-			warnx("%s:%u: %s", d.items[i].file, d.items[i].line, d.items[i].msg);
-		else
-			warnx("%s: %s", d.items[i].file, d.items[i].msg);
-	}
-	ea_diags_free(&d);
-	if (r == -ENOMEM)
-		errx(EXIT_FAILED, "out of memory");
-	if (r < 0) {
-		warnx("%s: cannot use this configuration", config);
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return config_load(&paths, ret);
 }
 
 int cmd_realign(int argc, char **argv)

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * extalign apply: bring existing trees in line with the rules of
+ * extalign.conf.  Directories get inheritance, empty files their hint; files
+ * with data can no longer take a hint and are reported as realignment
+ * candidates.  The walk starts at rule trees (or the paths given), never
+ * follows a symlink and never leaves the filesystem it started on; a path no
+ * rule covers is left alone.  Running it twice changes nothing the second
+ * time.
+ */
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "config.h"
+#include "extalign/hint.h"
+#include "extalign/macro.h"
+#include "extalign/policy.h"
+#include "extalign/walk.h"
+
+struct apply_opts {
+	bool dry_run;
+	bool verbose;
+};
+
+struct apply_run {
+	const struct apply_opts *o;
+	const struct ea_policy *policy;
+	const struct target *root;
+	unsigned dirs, files, cleared, in_line, candidates, skipped, uncovered;
+	int status;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: extalign apply [options] [PATH...]\n\n"
+	      "Apply the rules of extalign.conf to existing files: directories get\n"
+	      "inheritance, empty files their hint, files with data are reported as\n"
+	      "realignment candidates.  Without PATH, every rule's tree.\n\n"
+	      "Options:\n"
+	      "  -c, --config FILE      the configuration (default " EA_POLICY_CONF ")\n"
+	      "  -d, --config-dir DIR   drop-ins (default " EA_POLICY_DROPIN_DIR
+	      "; none with --config)\n"
+	      "  -n, --dry-run          say what would change, change nothing\n"
+	      "  -v, --verbose          list every change and every candidate\n"
+	      "  -h, --help             show this help\n",
+	      out);
+}
+
+/* Does the file or directory already carry exactly the hint h? */
+static bool carries(const struct fsxattr *fsx, bool is_dir, const struct ea_hint *h)
+{
+	uint32_t flag = is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
+
+	if (!(fsx->fsx_xflags & flag) || fsx->fsx_extsize != h->extsize)
+		return false;
+	return h->forcealign <= 0 || (fsx->fsx_xflags & FS_XFLAG_FORCEALIGN);
+}
+
+static bool carries_any(const struct fsxattr *fsx)
+{
+	return fsx->fsx_xflags & (FS_XFLAG_EXTSIZE | FS_XFLAG_EXTSZINHERIT | FS_XFLAG_FORCEALIGN);
+}
+
+static void say(const struct apply_run *run, const char *path, const char *what,
+		const struct ea_rule *rule)
+{
+	if (run->o->verbose || run->o->dry_run)
+		printf("%s: %s%s (rule '%s')\n", path, run->o->dry_run ? "would be " : "", what,
+		       rule->name);
+}
+
+/* One directory or regular file; returns 1 to stop the walk. */
+static int apply_one(struct apply_run *run, const struct target *t)
+{
+	bool is_dir = S_ISDIR(t->st.st_mode);
+	const struct ea_rule *rule = NULL;
+	struct fsxattr fsx;
+	struct ea_hint h;
+	bool want;
+	unsigned dropped = 0;
+	int r;
+
+	r = ea_fsx_get(t->fd, &fsx);
+	if (r < 0) {
+		warnx("%s: cannot read its hint: %s", t->path, strerror(-r));
+		run->status = exit_worst(run->status, EXIT_FAILED);
+		return 0;
+	}
+	r = ea_policy_lookup(run->policy, t->path, is_dir, fsx.fsx_projid, &rule, NULL);
+	if (r == -ENOMEM)
+		errx(EXIT_FAILED, "out of memory");
+	if (r < 0 || !rule) {
+		run->uncovered++;
+		return 0;
+	}
+	want = ea_rule_hint(rule, is_dir, &h);
+
+	if (want ? carries(&fsx, is_dir, &h) : !carries_any(&fsx)) {
+		run->in_line++;
+		return 0;
+	}
+	if (target_has_data(t)) {
+		/* A hint cannot be set or safely removed on a file with data. */
+		run->candidates++;
+		if (run->o->verbose)
+			printf("%s: has data, left alone (realignment candidate, rule '%s')\n",
+			       t->path, rule->name);
+		return 0;
+	}
+	if (!want) {
+		say(run, t->path, "cleared", rule);
+		if (!run->o->dry_run)
+			r = ea_hint_clear(t->fd, &dropped);
+		if (!r)
+			run->cleared++;
+	} else {
+		say(run, t->path, is_dir ? "set to inherit" : "hinted", rule);
+		if (!run->o->dry_run)
+			r = ea_hint_set(t->fd, is_dir, &h, &dropped);
+		if (!r)
+			is_dir ? run->dirs++ : run->files++;
+	}
+	if (r < 0) {
+		r = report_hint_error(t, r, dropped, h.forcealign > 0);
+		run->status = exit_worst(run->status, r);
+		/* A kernel that keeps no hint keeps none below either: one message. */
+		return r == EXIT_UNSUPPORTED ? 1 : 0;
+	}
+	return 0;
+}
+
+static int visit(const struct ea_walk_entry *e, void *userdata)
+{
+	struct apply_run *run = userdata;
+	struct target t = { .path = e->path, .fd = e->fd, .st = e->st, .fs = run->root->fs };
+
+	switch (e->kind) {
+	case EA_WALK_DIR:
+	case EA_WALK_FILE:
+		return apply_one(run, &t);
+	case EA_WALK_ERROR:
+		warnx("%s: %s", e->path, strerror(-e->err));
+		run->status = exit_worst(run->status, EXIT_FAILED);
+		return 0;
+	case EA_WALK_SYMLINK:
+	case EA_WALK_OTHER:
+	case EA_WALK_OTHER_FS:
+		run->skipped++;
+		return 0;
+	}
+	return 0;
+}
+
+/* Walk one tree given by its path, which must not be a symlink itself. */
+static void apply_tree(struct apply_run *run, const char *path, bool may_be_missing)
+{
+	_cleanup_free_ char *abs = NULL;
+	struct target t;
+	struct stat st;
+	int r;
+
+	if (may_be_missing && lstat(path, &st) < 0 && errno == ENOENT) {
+		printf("%s: does not exist (yet); nothing to apply there\n", path);
+		return;
+	}
+	r = target_open(path, &t);
+	if (r != EXIT_OK) {
+		run->status = exit_worst(run->status, r);
+		return;
+	}
+	/*
+	 * Rules name absolute paths; resolve ours once (ancestors may be
+	 * symlinks, as /var often is) and compare what the walk finds below.
+	 */
+	abs = realpath(path, NULL);
+	if (!abs) {
+		warn("%s", path);
+		run->status = exit_worst(run->status, EXIT_FAILED);
+		target_close(&t);
+		return;
+	}
+	t.path = abs;
+	run->root = &t;
+	if (!ea_fs_may_support_extsize(t.fs.magic)) {
+		warnx("%s: %s does not support extent size hints (only XFS and ext4 do)", path,
+		      t.fs.type);
+		run->status = exit_worst(run->status, EXIT_UNSUPPORTED);
+	} else if (apply_one(run, &t) == 0 && S_ISDIR(t.st.st_mode)) {
+		r = ea_walk(t.fd, abs, visit, run);
+		if (r < 0) {
+			warnx("%s: %s", path, strerror(-r));
+			run->status = exit_worst(run->status, EXIT_FAILED);
+		}
+	}
+	run->root = NULL;
+	target_close(&t);
+}
+
+static void summary(const struct apply_run *run, const char *config)
+{
+	const char *w = run->o->dry_run ? "would be " : "";
+
+	printf("%u directories %sset to inherit, %u empty files %shinted, %u hints %scleared, "
+	       "%u already in line\n",
+	       run->dirs, w, run->files, w, run->cleared, w, run->in_line);
+	if (run->candidates)
+		printf("%u files with data are realignment candidates (extalign realign%s%s%s)\n",
+		       run->candidates, config ? " --config " : "", config ?: "",
+		       run->o->verbose ? "" : "; --verbose lists them");
+	if (run->skipped || run->uncovered)
+		printf("%u skipped (symlinks, devices, other filesystems), %u under no rule\n",
+		       run->skipped, run->uncovered);
+}
+
+static void policy_freep(struct ea_policy **p)
+{
+	ea_policy_free(*p);
+}
+
+int cmd_apply(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "config-dir", required_argument, NULL, 'd' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	_cleanup_(policy_freep) struct ea_policy *policy = NULL;
+	struct config_paths paths = { 0 };
+	struct apply_opts o = { 0 };
+	struct apply_run run = { .o = &o };
+	int c;
+
+	while ((c = getopt_long(argc, argv, "c:d:nvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			paths.config = optarg;
+			break;
+		case 'd':
+			paths.config_dir = optarg;
+			break;
+		case 'n':
+			o.dry_run = true;
+			break;
+		case 'v':
+			o.verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, USAGE_HINT, "apply");
+			return EXIT_USAGE;
+		}
+	}
+	if (config_load(&paths, &policy) != EXIT_OK)
+		return EXIT_FAILED;
+	run.policy = policy;
+
+	if (optind < argc) {
+		for (int i = optind; i < argc; i++)
+			apply_tree(&run, argv[i], false);
+	} else {
+		if (!policy->n_watch)
+			warnx("the configuration has no rule trees; nothing to do");
+		for (size_t i = 0; i < policy->n_watch; i++)
+			apply_tree(&run, policy->watch[i].path, true);
+	}
+	summary(&run, paths.config);
+	return run.status;
+}
