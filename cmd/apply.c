@@ -261,8 +261,10 @@ int cmd_apply(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (config_load(&paths, &policy) != EXIT_OK)
+	if (config_load(&paths, &policy) != EXIT_OK) {
+		warnx("nothing was changed");
 		return EXIT_FAILED;
+	}
 	run.policy = policy;
 
 	if (optind < argc) {

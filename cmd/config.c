@@ -21,8 +21,7 @@ int config_load(const struct config_paths *paths, struct ea_policy **ret)
 	if (r == -ENOMEM)
 		errx(EXIT_FAILED, "out of memory");
 	if (r < 0)
-		warnx("%zu error%s in the configuration; nothing was changed", d.n,
-		      d.n == 1 ? "" : "s");
+		warnx("%zu error%s in the configuration", d.n, d.n == 1 ? "" : "s");
 	ea_diags_free(&d);
 	return r < 0 ? EXIT_FAILED : EXIT_OK;
 }

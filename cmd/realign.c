@@ -657,7 +657,8 @@ static int load_policy(const char *config, struct ea_policy **ret)
 {
 	const struct config_paths paths = { .config = config };
 
-	return config_load(&paths, ret);
+	/* realign documents a configuration it cannot use as a usage error. */
+	return config_load(&paths, ret) == EXIT_OK ? EXIT_OK : EXIT_USAGE;
 }
 
 int cmd_realign(int argc, char **argv)
