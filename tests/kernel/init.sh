@@ -20,7 +20,9 @@ poweroff_now() {
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mount -t tmpfs tmpfs /tmp
+# No tmpfs on /tmp: the guest's root is the host's through hostfs, and a
+# checkout under the host's /tmp (a CI clone, say) must stay visible.  The
+# tests' scratch files under /tmp go to the host's /tmp.
 mount -t tmpfs tmpfs /run
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
