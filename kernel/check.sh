@@ -8,8 +8,8 @@
 #   3. UML kernel from kernel/config.fragment (make ARCH=um olddefconfig)
 #   4. bisect check: the tree builds after every patch (skipped by --quick)
 #   5. ext4 KUnit suites (tools/testing/kunit/kunit.py --kunitconfig=fs/ext4)
-#   6. boot the UML kernel on the host's root (hostfs) with an ubd disk and
-#      an atomic-write capable scsi_debug disk; tests/kernel/init.sh runs
+#   6. boot the UML kernel (kernel/boot.sh: the host's root, an ubd disk and
+#      an atomic-write capable scsi_debug disk); tests/kernel/init.sh runs
 #      tests/kernel/[0-9]*.sh (or only the TESTs named) inside
 #
 # Prints PASS, FAIL or SKIP (reason) per step and test, the time each step
@@ -184,26 +184,17 @@ if [ "$uml_ok" != 1 ]; then
 	report FAIL boot "no kernel"
 else
 	out=$RUN/out
-	rm -rf "$out" "$RUN/ubd0.img"
-	truncate -s 2G "$RUN/ubd0.img"
+	rm -rf "$out"
 	if ! gcc -O2 -Wall -Wextra -Werror -o "$RUN/ktool" "$TOP/tests/kernel/ktool.c" \
 		>"$LOGS/ktool.log" 2>&1; then
 		report FAIL tests/ktool
 		show_log "$LOGS/ktool.log"
 	fi
-	# The UML memory file goes to TMPDIR (default /dev/shm, often small in
-	# containers), so keep it next to the run directory.  The kernel passes
-	# the NAME=value parameters it does not know to init as environment.
-	TMPDIR=$RUN timeout 1800 "$UML_BUILD/linux" mem=1G \
-		ubd0="$RUN/ubd0.img" \
-		root=/dev/root rootfstype=hostfs rootflags=/ rw \
-		init="$TOP/tests/kernel/init.sh" \
-		scsi_debug.dev_size_mb=512 scsi_debug.sector_size=4096 \
-		scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
-		scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
-		EXTALIGN_OUT="$out" KTOOL="$RUN/ktool" \
-		EXTALIGN_TESTS="${TESTS[*]}" \
-		</dev/null >"$LOGS/console.log" 2>&1
+	# The kernel command line splits on spaces: the test names go as a
+	# comma separated list.
+	"$HERE/boot.sh" "$TOP/tests/kernel/init.sh" "$out" \
+		KTOOL="$RUN/ktool" EXTALIGN_TESTS="$(IFS=,; echo "${TESTS[*]}")" \
+		>"$LOGS/console.log" 2>&1
 	uml_rc=$?
 	if [ ! -f "$out/done" ]; then
 		report FAIL boot "the guest did not finish (exit $uml_rc)"

@@ -5,48 +5,22 @@
 #
 # The kernel hands unknown "NAME=value" command line parameters to init as
 # environment: EXTALIGN_OUT (result directory on the host), EXTALIGN_TESTS
-# (optional space separated test names to run), KTOOL (tests/kernel/ktool
+# (optional comma separated test names to run), KTOOL (tests/kernel/ktool
 # binary).
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/tmp LC_ALL=C
-
-poweroff_now() {
-	sync
-	echo o >/proc/sysrq-trigger
-	sleep 5
-	exit 0
-}
-
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
-# No tmpfs on /tmp: the guest's root is the host's through hostfs, and a
-# checkout under the host's /tmp (a CI clone, say) must stay visible.  The
-# tests' scratch files under /tmp go to the host's /tmp.
-mount -t tmpfs tmpfs /run
-mkdir -p /dev/pts /dev/shm
-mount -t devpts devpts /dev/pts
-mount -t tmpfs tmpfs /dev/shm
-echo 1 >/proc/sys/kernel/sysrq
-
 HERE=$(dirname "$(readlink -f "$0")")
+. "$HERE/guest.sh"
+guest_setup
+
 OUT=${EXTALIGN_OUT:?}
 export KTOOL HERE
 mkdir -p "$OUT"
 : >"$OUT/results"
 
-# Wait for the disks: ubd at once, scsi_debug after its scan.
-for _ in $(seq 50); do
-	[ -b /dev/ubda ] && ls /sys/bus/scsi/devices/*/block/ >/dev/null 2>&1 &&
-		break
-	sleep 0.1
-done
-
 echo "extalign-init: kernel $(uname -r), tests from $HERE"
 for t in "$HERE"/[0-9]*.sh; do
 	name=$(basename "$t" .sh)
 	if [ -n "${EXTALIGN_TESTS:-}" ] &&
-	   ! [[ " $EXTALIGN_TESTS " == *" $name "* ]]; then
+	   ! [[ ",$EXTALIGN_TESTS," == *",$name,"* ]]; then
 		continue
 	fi
 	log=$OUT/$name.log
@@ -72,4 +46,4 @@ for t in "$HERE"/[0-9]*.sh; do
 	echo "extalign-init: $name rc=$rc (${secs}s)"
 done
 echo done >"$OUT/done"
-poweroff_now
+guest_poweroff
