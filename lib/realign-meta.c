@@ -23,24 +23,33 @@
  */
 #define COPY_XFLAGS (FS_XFLAG_SYNC | FS_XFLAG_NOATIME | FS_XFLAG_NODUMP | FS_XFLAG_DAX)
 
+/* The fsxattr of the original and of the copy, for a step that copies part of it. */
+static int fsx_get_both(int from, int to, struct fsxattr *a, struct fsxattr *b)
+{
+	int r;
+
+	r = ea_fsx_get(from, a);
+	if (r < 0)
+		return r;
+	return ea_fsx_get(to, b);
+}
+
+static int fsx_put(int fd, const struct fsxattr *fsx)
+{
+	return ioctl(fd, FS_IOC_FSSETXATTR, fsx) < 0 ? negative_errno() : 0;
+}
+
 int rl_meta_early(int from, int to)
 {
 	struct fsxattr a, b;
 	int r;
 
 	/* Project quota is charged while blocks are allocated: set it first. */
-	r = ea_fsx_get(from, &a);
-	if (r < 0)
+	r = fsx_get_both(from, to, &a, &b);
+	if (r < 0 || a.fsx_projid == b.fsx_projid)
 		return r;
-	r = ea_fsx_get(to, &b);
-	if (r < 0)
-		return r;
-	if (a.fsx_projid == b.fsx_projid)
-		return 0;
 	b.fsx_projid = a.fsx_projid;
-	if (ioctl(to, FS_IOC_FSSETXATTR, &b) < 0)
-		return negative_errno();
-	return 0;
+	return fsx_put(to, &b);
 }
 
 /* A NUL-separated name list from flistxattr; *len 0 when xattrs are unsupported. */
@@ -131,18 +140,11 @@ static int copy_xflags(int from, int to)
 	struct fsxattr a, b;
 	int r;
 
-	r = ea_fsx_get(from, &a);
-	if (r < 0)
+	r = fsx_get_both(from, to, &a, &b);
+	if (r < 0 || (a.fsx_xflags & COPY_XFLAGS) == (b.fsx_xflags & COPY_XFLAGS))
 		return r;
-	r = ea_fsx_get(to, &b);
-	if (r < 0)
-		return r;
-	if ((a.fsx_xflags & COPY_XFLAGS) == (b.fsx_xflags & COPY_XFLAGS))
-		return 0;
 	b.fsx_xflags = (b.fsx_xflags & ~COPY_XFLAGS) | (a.fsx_xflags & COPY_XFLAGS);
-	if (ioctl(to, FS_IOC_FSSETXATTR, &b) < 0)
-		return negative_errno();
-	return 0;
+	return fsx_put(to, &b);
 }
 
 int rl_restore_times(int fd, const struct stat *st)

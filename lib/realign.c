@@ -104,6 +104,26 @@ static bool hint_matches(const struct fsxattr *fsx, const struct ea_realign_opts
 	return o->forcealign < 0 || fa == (o->forcealign > 0);
 }
 
+/*
+ * Put the wanted hint on fd.  Returns 0 when it is on, 1 when the
+ * filesystem accepted it and kept nothing (ext4 before the forcealign
+ * series; res then says what was dropped), or a negative errno.
+ */
+static int put_hint(int fd, const struct ea_hint *want, struct ea_realign_result *res)
+{
+	unsigned dropped = 0;
+	int r;
+
+	r = ea_hint_set(fd, false, want, &dropped);
+	if (r == -EOPNOTSUPP && dropped) {
+		res->dropped = dropped;
+		res->err = r;
+		res->step = "hint";
+		return 1;
+	}
+	return r;
+}
+
 /* FIEMAP and judge; verdicts go to res when final is set. */
 static int judge(int fd, uint64_t unit, uint64_t size, bool guaranteed, struct ea_align_report *rep,
 		 enum ea_align_verdict *logical, enum ea_align_verdict *physical, size_t *nextents)
@@ -270,7 +290,6 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	uint64_t t0 = rl_now_ns(), csum = 0;
 	enum ea_align_verdict lv, pv;
 	size_t nextents = 0;
-	unsigned dropped = 0;
 	bool aligned;
 	int r;
 
@@ -339,13 +358,9 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		/* Nothing allocated: the hint can go on the file itself. */
 		if (o->dry_run || o->assess)
 			return finish(res, EA_REALIGN_WOULD, t0);
-		r = ea_hint_set(fd, false, &want, &dropped);
-		if (r == -EOPNOTSUPP && dropped) {
-			res->dropped = dropped;
-			res->err = r;
-			res->step = "hint";
+		r = put_hint(fd, &want, res);
+		if (r > 0)
 			return finish(res, EA_REALIGN_UNSUPPORTED, t0);
-		}
 		if (r < 0)
 			return fail(res, r, "hint", t0);
 		res->swap = EA_SWAP_IN_PLACE;
@@ -386,14 +401,9 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	}
 	c.tmpfd = tmpfd;
 	/* Before any write: XFS refuses a new hint once a file has extents. */
-	r = ea_hint_set(tmpfd, false, &want, &dropped);
-	if (r == -EOPNOTSUPP && dropped) {
-		/* e.g. ext4 before the forcealign series: accepts and keeps nothing. */
-		res->dropped = dropped;
-		res->err = r;
-		res->step = "hint";
+	r = put_hint(tmpfd, &want, res);
+	if (r > 0)
 		return finish(res, EA_REALIGN_UNSUPPORTED, t0);
-	}
 	if (r < 0)
 		return fail(res, r, "hint", t0);
 	if (ea_fsx_get(tmpfd, &tfsx) == 0)
