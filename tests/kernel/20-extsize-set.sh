@@ -33,12 +33,12 @@ expect "failed SETs leave no hint" "$(kt getx "$f")" "xflags=0x0 extsize=0"
 # The VFS (fileattr_set_prepare) turns FS_XFLAG_EXTSIZE with size 0 into a
 # plain clear before ext4 sees it, as for XFS.
 expect "FS_XFLAG_EXTSIZE with size 0 clears" "$(kt setx "$f" $EXTSIZE 0)" ok
+# Directories take FS_XFLAG_EXTSZINHERIT (70-inherit.sh), not a hint of
+# their own.
 mkdir "$MNT/d"
-expect "directory (EXTSZINHERIT)" "$(kt setx "$MNT/d" $EXTSZINHERIT 65536)" "err EOPNOTSUPP"
-expect "directory (size only)" "$(kt setx "$MNT/d" 0 65536)" "err EOPNOTSUPP"
-set_extsize "$MNT/d" 64k 2>&1 && die "extsize on a directory succeeded"
-ok "extsize on a directory fails"
+expect "directory (FS_XFLAG_EXTSIZE)" "$(kt setx "$MNT/d" $EXTSIZE 65536)" "err EINVAL"
 expect "directory still has no hint" "$(kt getx "$MNT/d")" "xflags=0x0 extsize=0"
+expect "regular file (FS_XFLAG_EXTSZINHERIT)" "$(kt setx "$f" $EXTSZINHERIT 65536)" "err EINVAL"
 
 echo data >"$MNT/withdata"
 expect "file with data" "$(kt setx "$MNT/withdata" $EXTSIZE 65536)" "err EINVAL"

@@ -9,8 +9,12 @@
  *   ktool statx FILE                  atomic write limits from statx
  *   ktool awrite FILE OFF LEN [buf]   one RWF_ATOMIC pwritev2 (O_DIRECT
  *                                     unless "buf" is given)
- *   ktool getx FILE                   FS_IOC_FSGETXATTR flags and extsize
+ *   ktool getx FILE...                FS_IOC_FSGETXATTR flags and extsize
+ *                                     (a line per file)
  *   ktool setx FILE XFLAGS EXTSIZE    FS_IOC_FSSETXATTR with exactly these
+ *   ktool tmpfile DIR NAME LEN        O_TMPFILE in DIR: getx of it before
+ *                                     any write, write LEN bytes, link NAME
+ *   ktool mknod FILE                  mknod(S_IFREG), a regular file
  *
  * On success a command prints its result and exits 0; a failing system
  * call prints "err NAME" (the errno name) and exits 1; misuse exits 2.
@@ -103,17 +107,61 @@ static int cmd_awrite(const char *path, const char *off_s, const char *len_s,
 	return 0;
 }
 
-static int cmd_getx(const char *path)
+static int print_getx(int fd)
 {
 	struct fsxattr fsx;
-	int fd = open(path, O_RDONLY);
 
-	if (fd < 0)
-		return fail();
 	if (ioctl(fd, FS_IOC_FSGETXATTR, &fsx) < 0)
 		return fail();
 	printf("xflags=0x%x extsize=%u\n", fsx.fsx_xflags, fsx.fsx_extsize);
+	return 0;
+}
+
+static int cmd_getx(int n, char **paths)
+{
+	int i, fd;
+
+	for (i = 0; i < n; i++) {
+		fd = open(paths[i], O_RDONLY);
+		if (fd < 0 || print_getx(fd))
+			return fd < 0 ? fail() : 1;
+		close(fd);
+	}
+	return 0;
+}
+
+static int cmd_tmpfile(const char *dir, const char *name, const char *len_s)
+{
+	size_t len = strtoull(len_s, NULL, 0);
+	char proc[64];
+	int fd, dfd;
+	void *buf;
+
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	fd = open(dir, O_TMPFILE | O_RDWR, 0644);
+	if (dfd < 0 || fd < 0)
+		return fail();
+	if (print_getx(fd))
+		return 1;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return fail();
+	memset(buf, 0xa5, len);
+	if (write(fd, buf, len) != (ssize_t)len || fsync(fd) < 0)
+		return fail();
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, dfd, name, AT_SYMLINK_FOLLOW) < 0)
+		return fail();
 	close(fd);
+	close(dfd);
+	return 0;
+}
+
+static int cmd_mknod(const char *path)
+{
+	if (mknod(path, S_IFREG | 0644, 0) < 0)
+		return fail();
+	printf("ok\n");
 	return 0;
 }
 
@@ -141,10 +189,14 @@ int main(int argc, char **argv)
 		return cmd_statx(argv[2]);
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "awrite"))
 		return cmd_awrite(argv[2], argv[3], argv[4], argc == 6);
-	if (argc == 3 && !strcmp(argv[1], "getx"))
-		return cmd_getx(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "getx"))
+		return cmd_getx(argc - 2, argv + 2);
+	if (argc == 5 && !strcmp(argv[1], "tmpfile"))
+		return cmd_tmpfile(argv[2], argv[3], argv[4]);
+	if (argc == 3 && !strcmp(argv[1], "mknod"))
+		return cmd_mknod(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "setx"))
 		return cmd_setx(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: ktool statx|awrite|getx|setx ...\n");
+	fprintf(stderr, "usage: ktool statx|awrite|getx|setx|tmpfile|mknod ...\n");
 	return 2;
 }
