@@ -1,0 +1,119 @@
+#!/bin/bash
+# PID 1 of the UML guest that tests/bench/atomic.sh boots through
+# kernel/boot.sh: three jobs of random atomic-size writes on the scsi_debug
+# disk (4 KiB sectors, atomic writes of 4..64 KiB), each on a fresh ext4:
+#   a  4 KiB blocks, a file with extsize 16k + forcealign, RWF_ATOMIC
+#   b  bigalloc with 16 KiB clusters, a plain file, RWF_ATOMIC
+# (16k: BENCH_BS, which sets the write size, the extent size hint of a and
+# the cluster size of b)
+#   c  4 KiB blocks, a plain file, no RWF_ATOMIC (the baseline)
+# Results go to $EXTALIGN_OUT/results ("INFO", "RESULT", "FSCK", "KLOG"
+# lines), the whole log to $EXTALIGN_OUT/guest.log.
+#
+# From the kernel command line (kernel/boot.sh NAME=value): EXTALIGN_OUT,
+# BENCH_TOOL (the atomic-write binary), BENCH_BS, BENCH_THREADS,
+# BENCH_RUNTIME, BENCH_WARMUP, BENCH_SIZE_MB, BENCH_JOBS (e.g. "a,c"),
+# BENCH_DEV (another disk than the scsi_debug one; "bash atomic-guest.sh
+# work" with EXTALIGN_OUT, BENCH_TOOL and BENCH_DEV runs the jobs on a host).
+HERE=$(dirname "$(readlink -f "$0")")
+TOP=$(cd "$HERE/../.." && pwd)
+
+if [ "${1:-}" != work ]; then
+	# PID 1: never exit before the poweroff (the kernel would panic).
+	# shellcheck source=../kernel/guest.sh
+	. "$TOP/tests/kernel/guest.sh"
+	guest_setup
+	OUT=${EXTALIGN_OUT:-/tmp/extalign-bench-out}
+	mkdir -p "$OUT"
+	echo "atomic-guest: kernel $(uname -r), results in $OUT"
+	timeout 900 bash "$0" work >"$OUT/guest.log" 2>&1
+	echo $? >"$OUT/rc"
+	dmesg >"$OUT/dmesg"
+	echo "done" >"$OUT/done"
+	echo "atomic-guest: done, rc $(cat "$OUT/rc")"
+	guest_poweroff
+fi
+
+set -u
+OUT=$EXTALIGN_OUT
+RES=$OUT/results
+AW=${BENCH_TOOL:?BENCH_TOOL is not set}
+BS=${BENCH_BS:-16k}
+THREADS=${BENCH_THREADS:-4}
+RUNTIME=${BENCH_RUNTIME:-20}
+WARMUP=${BENCH_WARMUP:-1}
+SIZE_MB=${BENCH_SIZE_MB:-64}
+JOBS=${BENCH_JOBS:-a,b,c}
+MNT=/run/bench-mnt
+# The extent size hint of a and the cluster of b follow the write size.
+UNIT=$(numfmt --from=iec "${BS^^}")
+: >"$RES"
+
+res() { echo "$*" | tee -a "$RES"; }
+
+scsi_disk() {
+	local b
+	for b in /sys/block/sd*; do
+		grep -qs scsi_debug "$b/device/model" && { echo "${b##*/}"; return 0; }
+	done
+	return 1
+}
+
+if [ -n "${BENCH_DEV:-}" ]; then
+	sd=${BENCH_DEV#/dev/}
+else
+	sd=$(scsi_disk) || { res "INFO error=no scsi_debug disk"; exit 1; }
+fi
+dev=/dev/$sd
+q=/sys/block/$sd/queue
+p=/sys/module/scsi_debug/parameters
+res "INFO kernel=$(uname -r) build=$(uname -v | tr ' ' _)"
+res "INFO disk=$dev disk_mb=$(($(cat "/sys/block/$sd/size") / 2048))" \
+	"lbs=$(cat "$q"/logical_block_size) atomic_unit_min=$(cat "$q"/atomic_write_unit_min_bytes 2>/dev/null || echo -)" \
+	"atomic_unit_max=$(cat "$q"/atomic_write_unit_max_bytes 2>/dev/null || echo -)" \
+	"sd_delay=$(cat $p/delay 2>/dev/null || echo -) sd_ndelay=$(cat $p/ndelay 2>/dev/null || echo -)"
+res "INFO cpus=$(nproc) mem_mb=$(($(awk '/MemTotal/ { print $2 }' /proc/meminfo) / 1024))"
+res "INFO bs=$BS threads=$THREADS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB"
+
+# job NAME "MKFS OPTIONS" TOOL OPTIONS...: NAME's write job on a new ext4.
+job() {
+	local name=$1 mkfs=$2 t0 rc
+	shift 2
+
+	[[ ",$JOBS," == *",$name,"* ]] || return 0
+	t0=$(date +%s)
+	echo "== job $name: mkfs.ext4 $mkfs, atomic-write $*"
+	umount "$MNT" 2>/dev/null
+	mkdir -p "$MNT"
+	dmesg -C
+	# shellcheck disable=SC2086 # the options are words
+	if ! mkfs.ext4 -q -F -E nodiscard $mkfs "$dev" || ! mount -t ext4 "$dev" "$MNT"; then
+		res "RESULT job=$name status=fail reason=mkfs.ext4 $mkfs or mount failed"
+		return
+	fi
+	dmesg | grep 'EXT4-fs' | sed "s/^/# $name: dmesg: /"
+	"$AW" --label "$name" --bs "$BS" --threads "$THREADS" --runtime "$RUNTIME" \
+		--warmup "$WARMUP" --size "${SIZE_MB}m" "$@" "$MNT/$name.dat" |
+		tee "$OUT/$name.out"
+	rc=${PIPESTATUS[0]}
+	grep '^RESULT ' "$OUT/$name.out" >>"$RES" ||
+		res "RESULT job=$name status=fail reason=atomic-write exited $rc without a result"
+	umount "$MNT" || res "FSCK job=$name status=busy"
+	if e2fsck -fn "$dev" >"$OUT/$name.fsck" 2>&1; then
+		res "FSCK job=$name status=clean"
+	else
+		res "FSCK job=$name status=errors"
+	fi
+	if dmesg | grep -qE 'WARNING:|BUG:|Oops|Call Trace|EXT4-fs error|UBSAN'; then
+		dmesg >"$OUT/$name.dmesg"
+		res "KLOG job=$name status=warnings"
+	else
+		res "KLOG job=$name status=clean"
+	fi
+	res "TIME job=$name secs=$(($(date +%s) - t0))"
+}
+
+job a "-b 4096" --extsize "$UNIT" --forcealign
+job b "-b 4096 -O bigalloc -C $UNIT"
+job c "-b 4096" --no-atomic
+echo "== all jobs done"

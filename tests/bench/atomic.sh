@@ -1,0 +1,180 @@
+#!/bin/bash
+# Hardware atomic (untorn) 16 KiB writes on ext4, in the UML guest of our
+# kernel series, against what a database does today, in one run:
+#   a  RWF_ATOMIC on a forcealign file with extsize 16k (4 KiB-block ext4)
+#   b  RWF_ATOMIC on a bigalloc ext4 with 16 KiB clusters
+#   c  plain O_DIRECT writes on a plain ext4 file, no RWF_ATOMIC (the
+#      baseline, which a database must back with a doublewrite buffer)
+# Random writes over a preallocated, written file, several threads with one
+# write in flight each, on the guest's scsi_debug disk.  Prints IOPS, p50 and
+# p99 latency per job and the ratios a/c and b/c.  Not a test: nothing here
+# passes or fails on speed, but a job that cannot run says why, and the
+# atomic jobs run only after the kernel proved it honours RWF_ATOMIC.
+#
+# Usage: tests/bench/atomic.sh            (needs a kernel/check.sh build)
+#        tests/bench/atomic.sh --report [OUT]   the report of an earlier run
+# Environment: EXTALIGN_KBUILD (kernel build, as kernel/boot.sh),
+#   EXTALIGN_RUN (scratch, default /var/tmp/extalign-bench-atomic),
+#   BENCH_BS (16k), BENCH_THREADS (4), BENCH_RUNTIME (20 s per job),
+#   BENCH_WARMUP (1 s), BENCH_SIZE_MB (64), BENCH_JOBS (a,b,c),
+#   BENCH_SD_DELAY (scsi_debug.delay, jiffies per command; default 0: the
+#   driver's default of 1 jiffy would make every job wait for the timer tick).
+set -uo pipefail
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+export EXTALIGN_KBUILD=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+export EXTALIGN_RUN=${EXTALIGN_RUN:-/var/tmp/extalign-bench-atomic}
+LINUX=$EXTALIGN_KBUILD/build-um/linux
+BS=${BENCH_BS:-16k}
+THREADS=${BENCH_THREADS:-4}
+RUNTIME=${BENCH_RUNTIME:-20}
+WARMUP=${BENCH_WARMUP:-1}
+SIZE_MB=${BENCH_SIZE_MB:-64}
+JOBS=${BENCH_JOBS:-a,b,c}
+SD_DELAY=${BENCH_SD_DELAY-0}
+
+OUT=$EXTALIGN_RUN/out
+report_only=0
+case ${1:-} in
+-h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+--report) report_only=1 OUT=${2:-$OUT} ;;
+"") ;;
+*) echo "atomic.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+esac
+
+# Build the tool, boot the guest on it, leave the results in $OUT.
+run_guest() {
+	local tool=$EXTALIGN_RUN/atomic-write t0 rc args
+
+	if [ ! -x "$LINUX" ]; then
+		echo "atomic.sh: no UML kernel at $LINUX (kernel/check.sh builds it)" >&2
+		exit 77
+	fi
+	mkdir -p "$EXTALIGN_RUN"
+	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
+		-o "$tool" "$TOP/tests/bench/atomic-write.c" || exit 1
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	args=(BENCH_TOOL="$tool" BENCH_BS="$BS" BENCH_THREADS="$THREADS"
+		BENCH_RUNTIME="$RUNTIME" BENCH_WARMUP="$WARMUP" BENCH_SIZE_MB="$SIZE_MB"
+		BENCH_JOBS="$JOBS")
+	[ -n "$SD_DELAY" ] && args+=(scsi_debug.delay="$SD_DELAY")
+	t0=$(date +%s)
+	"$TOP/kernel/boot.sh" "$TOP/tests/bench/atomic-guest.sh" "$OUT" "${args[@]}" \
+		>"$EXTALIGN_RUN/console.log" 2>&1
+	rc=$?
+	echo "$(($(date +%s) - t0))" >"$OUT/guest-secs"
+	echo "$LINUX" >"$OUT/kernel-path"
+	[ -f "$EXTALIGN_KBUILD/READY" ] && head -n 1 "$EXTALIGN_KBUILD/READY" >"$OUT/kernel-ready"
+	if [ ! -f "$OUT/done" ] || [ ! -s "$OUT/results" ]; then
+		echo "atomic.sh: the guest did not finish (UML exit $rc); console:" >&2
+		tail -n 40 "$EXTALIGN_RUN/console.log" >&2
+		if [ -f "$OUT/guest.log" ]; then
+			echo "guest log:" >&2
+			tail -n 40 "$OUT/guest.log" >&2
+		fi
+		exit 1
+	fi
+}
+
+[ $report_only = 1 ] || run_guest
+[ -s "$OUT/results" ] || { echo "atomic.sh: no results in $OUT" >&2; exit 1; }
+
+R=$OUT/results
+# get KIND JOB KEY: the value of KEY on the KIND line of JOB ("-" if none);
+# reason= is the rest of the line.
+get() {
+	local line
+
+	line=$(grep -m1 "^$1 job=$2 " "$R")
+	[ -n "$line" ] || { echo -; return; }
+	if [ "$3" = reason ]; then
+		[[ $line == *" reason="* ]] && echo "${line#* reason=}" || echo -
+		return
+	fi
+	line=${line%% reason=*}
+	tr ' ' '\n' <<<"$line" | sed -n "s/^$3=//p" | head -n 1 | grep . || echo -
+}
+info() { grep '^INFO ' "$R" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1 | grep . || echo -; }
+ratio() { # A B: A/B to 2 places, or n/a
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "-" || b == "-" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
+}
+
+# The run's own parameters, not this shell's (--report of an older run).
+BS=$(info bs) THREADS=$(info threads) RUNTIME=$(info runtime) WARMUP=$(info warmup)
+SIZE_MB=$(info file_mb)
+JOBS=$(grep -o '^RESULT job=[a-z]*' "$R" | cut -d= -f2 | paste -sd,)
+declare -A what=(
+	[a]="ext4 4k blocks, forcealign, extsize $BS"
+	[b]="ext4 bigalloc, $BS clusters"
+	[c]="ext4 4k blocks, plain file (baseline)"
+)
+declare -A mode=([a]=RWF_ATOMIC [b]=RWF_ATOMIC [c]=plain)
+row() { printf '%-3s %-38s %-10s %-13s %9s %8s %8s  %s\n' "$@"; }
+has() { [[ ",$JOBS," == *",$1,"* ]]; }
+
+echo "extalign atomic write benchmark ($(date -u -r "$R" '+%Y-%m-%d %H:%M UTC'))"
+echo "  kernel:  $(info kernel), $(cat "$OUT/kernel-path" 2>/dev/null || echo ?)"
+[ -s "$OUT/kernel-ready" ] && echo "           READY: $(cat "$OUT/kernel-ready")"
+echo "  disk:    scsi_debug $(info disk) (RAM-backed), $(info disk_mb) MiB," \
+	"$(info lbs)-byte sectors, atomic unit $(info atomic_unit_min)..$(info atomic_unit_max)" \
+	"bytes, delay $(info sd_delay) jiffies"
+echo "  guest:   UML, $(info cpus) CPU, $(info mem_mb) MiB;" \
+	"$(cat "$OUT/guest-secs" 2>/dev/null || echo ?)s of guest time in all"
+echo "  load:    $BS random O_DIRECT overwrites, $THREADS threads x queue depth 1," \
+	"${RUNTIME}s (+${WARMUP}s warmup) per job, ${SIZE_MB} MiB preallocated written file"
+echo "  NOTE:    scsi_debug is RAM-backed and UML is slow: the absolute figures say"
+echo "           nothing about real hardware; only the ratios within this run matter."
+echo
+row job target writes "awu min..max" IOPS "p50 us" "p99 us" status
+for j in a b c; do
+	has "$j" || continue
+	st=$(get RESULT "$j" status)
+	awu="$(get RESULT "$j" awu_min)..$(get RESULT "$j" awu_max)"
+	[ "$awu" = "-..-" ] && awu=-
+	if [ "$st" = ok ]; then
+		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" "$(get RESULT "$j" iops)" \
+			"$(get RESULT "$j" p50_us)" "$(get RESULT "$j" p99_us)" ok
+	else
+		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" - - - "$st: $(get RESULT "$j" reason)"
+	fi
+done
+echo
+echo "ratios to the baseline c (IOPS: above 1 is faster; latency: below 1 is faster)"
+for j in a b; do
+	if ! has "$j" || ! has c; then
+		continue
+	fi
+	if [ "$(get RESULT "$j" status)" != ok ] || [ "$(get RESULT c status)" != ok ]; then
+		echo "  $j/c  n/a ($j: $(get RESULT "$j" status), c: $(get RESULT c status))"
+		continue
+	fi
+	printf '  %s/c  IOPS %s  p50 %s  p99 %s\n' "$j" \
+		"$(ratio "$(get RESULT "$j" iops)" "$(get RESULT c iops)")" \
+		"$(ratio "$(get RESULT "$j" p50_us)" "$(get RESULT c p50_us)")" \
+		"$(ratio "$(get RESULT "$j" p99_us)" "$(get RESULT c p99_us)")"
+done
+echo "  (c leaves out the doublewrite buffer a database needs without untorn writes:"
+echo "   with it every page is written twice, so c flatters today's setup)"
+echo
+echo "what the kernel said (atomic-write inside the guest):"
+for j in a b c; do
+	[ -f "$OUT/$j.out" ] && grep -h -E '^# [a-z]+: (statx|probe):' "$OUT/$j.out" | sed 's/^# /  /'
+done
+echo
+bad=0
+for j in a b c; do
+	has "$j" || continue
+	[ "$(get RESULT "$j" status)" = fail ] && bad=1
+	fsck=$(get FSCK "$j" status)
+	if [ "$fsck" != clean ] && [ "$fsck" != - ]; then
+		echo "job $j: e2fsck -fn after the job: $fsck (see $OUT/$j.fsck)"
+		bad=1
+	fi
+	if [ "$(get KLOG "$j" status)" = warnings ]; then
+		echo "job $j: kernel warnings, see $OUT/$j.dmesg"
+		bad=1
+	fi
+done
+echo "raw results: $R (guest log: $OUT/guest.log)"
+exit $bad
