@@ -7,6 +7,11 @@
  * each mounted filesystem under its device (TYPE "fs", NAME the mount point)
  * and each PATH argument under its filesystem (TYPE "file").  One column set
  * serves all rows; a column a row has no value for stays empty (JSON null).
+ *
+ * With --probe a filesystem row describes the file the probe measured: an
+ * O_TMPFILE given the device's atomic unit as extent size hint plus
+ * forcealign, what a database file set up by extalign would be, or, where
+ * the kernel drops either, a plain one; PROBE and REASON say which.
  */
 #include <ctype.h>
 #include <err.h>
@@ -50,6 +55,7 @@ enum {
 	COL_STATX,
 	COL_STATXMIN,
 	COL_STATXMAX,
+	COL_PROBE,
 	COL_REASON,
 	COL_COUNT,
 };
@@ -99,6 +105,8 @@ static const struct column {
 			   "statx stx_atomic_write_unit_min" },
 	[COL_STATXMAX] = { "STATX-MAX", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			   "statx stx_atomic_write_unit_max" },
+	[COL_PROBE] = { "PROBE", 6, 0, SCOLS_JSON_STRING,
+			"--probe, fs rows: file measured, hinted (extsize+forcealign) or plain" },
 	[COL_REASON] = { "REASON", 0.3, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "why, in words" },
 };
 
@@ -132,7 +140,9 @@ static void usage(FILE *out)
 	      "  -o, --output LIST   columns to show (see below)\n"
 	      "  -b, --bytes         print sizes in bytes\n"
 	      "  -n, --noheadings    do not print a header line\n"
-	      "  -p, --probe         statx an O_TMPFILE in each filesystem and each PATH\n"
+	      "  -p, --probe         measure with statx: each PATH, and in each filesystem an\n"
+	      "                      O_TMPFILE with extsize (the device's atomic unit) and\n"
+	      "                      forcealign, or a plain one where the kernel drops them\n"
 	      "      --sysroot DIR   read DIR/sys instead of /sys (no mounts, no statx)\n"
 	      "  -h, --help          show this help\n\n"
 	      "Columns:\n",
@@ -219,14 +229,15 @@ static void set_verdict(const struct ctx *c, struct libscols_line *ln, int state
 	}
 }
 
+/* REASON: the verdict's reason and up to two notes, "; "-separated. */
 static void set_reason(const struct ctx *c, struct libscols_line *ln, const char *reason,
-		       const char *note)
+		       const char *note, const char *note2)
 {
-	char buf[256];
+	char buf[512];
 
-	if (note)
-		snprintf(buf, sizeof(buf), "%s; %s", reason, note);
-	set_data(c, ln, COL_REASON, note ? buf : reason);
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s", reason, note ? "; " : "", note ?: "",
+		 note2 ? "; " : "", note2 ?: "");
+	set_data(c, ln, COL_REASON, buf);
 }
 
 static struct libscols_line *new_line(const struct ctx *c, struct libscols_line *parent)
@@ -322,17 +333,61 @@ static const struct ea_mount *mount_of(const struct ctx *c, const struct ea_bdev
 	return NULL;
 }
 
+/*
+ * "probe: plain file, forcealign not supported by this kernel": the words
+ * for a probe that fell back; the errno only where the note has no cause.
+ */
+static void probe_note(const struct ea_atomic_probe *p, char *buf, size_t len)
+{
+	switch (p->dropped ? 0 : p->hint_err) {
+	case 0:
+	case -EOPNOTSUPP:
+	case -ENOTTY:
+	case -EINVAL:
+	case -EPERM:
+	case -EACCES:
+		snprintf(buf, len, "probe: plain file, %s", p->note);
+		break;
+	default:
+		snprintf(buf, len, "probe: plain file, %s: %s", p->note, strerror(-p->hint_err));
+	}
+}
+
 static void add_fs_line(struct ctx *c, size_t i)
 {
 	const struct ea_mount *m = mount_of(c, &c->devs[i]);
+	const struct ea_atomic *dev = &c->devs[i].atomic;
 	struct ea_atomic_fsfacts f;
+	struct ea_atomic_probe p;
 	struct libscols_line *ln;
+	const char *note, *pnote = NULL;
+	char pbuf[256];
 	struct ea_atomic a;
-	const char *note;
+	int r = -1;
 
 	if (!m)
 		return;
 	fs_facts(c, i, m, &f, &note);
+	if (c->probe) {
+		uint32_t unit = dev->state == EA_ATOMIC_YES ? dev->unit_max : 0;
+
+		r = ea_atomic_probe_dir(m->target, ea_atomic_probe_extsize(unit, f.block_size), &p);
+		/*
+		 * No O_TMPFILE (vfat) or read-only: nothing to measure with, and
+		 * nothing the user can fix; STATX stays empty.  Other errors are news.
+		 */
+		if (r < 0 && r != -EOPNOTSUPP && r != -EROFS)
+			warnx("%s: cannot probe with a temporary file: %s", m->target,
+			      strerror(-r));
+		/* The row describes the probe file: the rules for what it kept. */
+		if (r == 0 && p.file == EA_PROBE_HINTED) {
+			f.extsize = p.extsize;
+			f.forcealign = true;
+		} else if (r == 0) {
+			probe_note(&p, pbuf, sizeof(pbuf));
+			pnote = pbuf;
+		}
+	}
 	ln = c->fslines[i] = new_line(c, c->lines[i]);
 	set_data(c, ln, COL_NAME, m->target);
 	set_data(c, ln, COL_TYPE, "fs");
@@ -341,24 +396,17 @@ static void add_fs_line(struct ctx *c, size_t i)
 		set_size(c, ln, COL_BLOCK, f.block_size);
 	if (f.cluster_size)
 		set_size(c, ln, COL_CLUSTER, f.cluster_size);
-	ea_atomic_for_fs(&f, &c->devs[i].atomic, &a);
+	ea_atomic_for_fs(&f, dev, &a);
 	set_verdict(c, ln, COL_ATOMIC, &a);
-	/* The cluster only matters when the device below can write atomically. */
-	set_reason(c, ln, a.reason, c->devs[i].atomic.state == EA_ATOMIC_YES ? note : NULL);
-	if (c->probe) {
-		struct ea_atomic p;
-		int r = ea_atomic_probe_dir(m->target, &p);
-
-		/*
-		 * No O_TMPFILE (vfat) or read-only: nothing to measure with, and
-		 * nothing the user can fix; STATX stays empty.  Other errors are news.
-		 */
-		if (r == 0)
-			set_verdict(c, ln, COL_STATX, &p);
-		else if (r != -EOPNOTSUPP && r != -EROFS)
-			warnx("%s: cannot probe with a temporary file: %s", m->target,
-			      strerror(-r));
+	if (r == 0) {
+		if (f.extsize)
+			set_size(c, ln, COL_EXTSIZE, f.extsize);
+		set_data(c, ln, COL_FORCEALIGN, f.forcealign ? "yes" : "no");
+		set_verdict(c, ln, COL_STATX, &p.atomic);
+		set_data(c, ln, COL_PROBE, ea_probe_file_str(p.file));
 	}
+	/* The cluster only matters when the device below can write atomically. */
+	set_reason(c, ln, a.reason, dev->state == EA_ATOMIC_YES ? note : NULL, pnote);
 }
 
 /* A PATH argument: a row under its filesystem with the file's own verdict. */
@@ -400,7 +448,7 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 	ea_atomic_for_fs(&f, &c->devs[i].atomic, &a);
 	set_verdict(c, ln, COL_ATOMIC, &a);
 	/* The cluster only matters when the device below can write atomically. */
-	set_reason(c, ln, a.reason, c->devs[i].atomic.state == EA_ATOMIC_YES ? note : NULL);
+	set_reason(c, ln, a.reason, c->devs[i].atomic.state == EA_ATOMIC_YES ? note : NULL, NULL);
 	if (c->probe) {
 		struct ea_atomic p;
 		int r = ea_atomic_statx(fd, "", AT_EMPTY_PATH, &p);
@@ -539,8 +587,15 @@ int cmd_devices(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	memcpy(c.cols, default_columns, sizeof(default_columns));
-	c.ncols = ARRAY_SIZE(default_columns);
+	for (size_t i = 0; i < ARRAY_SIZE(default_columns); i++) {
+		c.cols[c.ncols++] = default_columns[i];
+		/* --probe: the measured units, and what they were measured on. */
+		if (c.probe && default_columns[i] == COL_STATX) {
+			c.cols[c.ncols++] = COL_STATXMIN;
+			c.cols[c.ncols++] = COL_STATXMAX;
+			c.cols[c.ncols++] = COL_PROBE;
+		}
+	}
 	if (output && parse_columns(&c, output) < 0) {
 		fprintf(stderr, USAGE_HINT, "devices");
 		return EXIT_USAGE;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "extalign/atomic.h"
+#include "extalign/hint.h"
 #include "extalign/macro.h"
 
 const char *ea_atomic_state_str(enum ea_atomic_state s)
@@ -145,9 +146,26 @@ int ea_atomic_statx(int dirfd, const char *path, int flags, struct ea_atomic *re
 	return 0;
 }
 
-int ea_atomic_probe_dir(const char *dir, struct ea_atomic *ret)
+uint32_t ea_atomic_probe_extsize(uint32_t dev_unit_max, uint32_t block_size)
 {
-	_cleanup_close_ int fd = -1;
+	uint32_t e = dev_unit_max ? ea_rounddown_pow2(dev_unit_max) : EA_PROBE_EXTSIZE_DEFAULT;
+
+	if (e > EA_PROBE_EXTSIZE_MAX)
+		e = EA_PROBE_EXTSIZE_MAX;
+	block_size = ea_rounddown_pow2(block_size);
+	if (e < block_size)
+		e = block_size;
+	return e;
+}
+
+const char *ea_probe_file_str(enum ea_probe_file f)
+{
+	return f == EA_PROBE_HINTED ? "hinted" : "plain";
+}
+
+static int open_tmpfile(const char *dir)
+{
+	int fd;
 
 	/*
 	 * O_DIRECT as a database would open it: some filesystems decide at
@@ -159,5 +177,72 @@ int ea_atomic_probe_dir(const char *dir, struct ea_atomic *ret)
 		fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errno == EISDIR || errno == EINVAL ? -EOPNOTSUPP : negative_errno();
-	return ea_atomic_statx(fd, "", AT_EMPTY_PATH, ret);
+	return fd;
+}
+
+/*
+ * Why the hint did not stick.  fd is the probe file the hint failed on; a
+ * refusal (EOPNOTSUPP from the ioctl, which is how the VFS and XFS answer
+ * an unknown flag) is asked again without forcealign to tell "no
+ * forcealign" from "no hints at all".
+ */
+static const char *probe_note(int fd, uint32_t extsize, int err, unsigned dropped)
+{
+	struct ea_hint size_only = { .extsize = extsize, .forcealign = -1 };
+	unsigned lost;
+	int r;
+
+	if (dropped & EA_DROPPED_EXTSIZE)
+		return dropped & EA_DROPPED_FORCEALIGN
+			       ? "extent size hints and forcealign not supported by this kernel"
+			       : "extent size hints not supported by this kernel";
+	if (dropped & EA_DROPPED_FORCEALIGN)
+		return "forcealign not supported by this kernel";
+	switch (err) {
+	case -EOPNOTSUPP:
+		r = ea_hint_set(fd, false, &size_only, &lost);
+		if (r == 0)
+			return "forcealign not supported by this kernel";
+		if (lost & EA_DROPPED_EXTSIZE)
+			return "extent size hints and forcealign not supported by this kernel";
+		return "no extent size hints on this filesystem";
+	case -ENOTTY:
+		return "no extent size hints on this filesystem";
+	case -EINVAL:
+		return "the filesystem rejected the hint as invalid";
+	case -EPERM:
+	case -EACCES:
+		return "not permitted to set the hint";
+	default:
+		return "the hint could not be set";
+	}
+}
+
+int ea_atomic_probe_dir(const char *dir, uint32_t extsize, struct ea_atomic_probe *ret)
+{
+	const struct ea_hint want = { .extsize = extsize, .forcealign = 1 };
+	_cleanup_close_ int fd = -1, plain = -1;
+	unsigned dropped;
+	int r;
+
+	*ret = (struct ea_atomic_probe){ .file = EA_PROBE_PLAIN, .extsize = extsize };
+	if (!is_power_of_2(extsize))
+		return -EINVAL;
+	fd = open_tmpfile(dir);
+	if (fd < 0)
+		return fd;
+	r = ea_hint_set(fd, false, &want, &dropped);
+	if (r == 0) {
+		ret->file = EA_PROBE_HINTED;
+		return ea_atomic_statx(fd, "", AT_EMPTY_PATH, &ret->atomic);
+	}
+	ret->hint_err = r;
+	ret->dropped = dropped;
+	ret->note = probe_note(fd, extsize, r, dropped);
+
+	/* The first file may have kept part of the hint: measure a fresh one. */
+	plain = open_tmpfile(dir);
+	if (plain < 0)
+		return plain;
+	return ea_atomic_statx(plain, "", AT_EMPTY_PATH, &ret->atomic);
 }

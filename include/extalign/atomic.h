@@ -149,11 +149,47 @@ enum ea_atomic_state ea_atomic_from_statx(const struct ea_statx *stx, bool is_bd
 int ea_atomic_statx(int dirfd, const char *path, int flags, struct ea_atomic *ret);
 
 /*
- * Probe a filesystem: statx on an unnamed O_TMPFILE in directory dir (never
- * visible, gone on close).  A tmpfile has no extent size hint, so this is the
- * filesystem's default answer.  Returns 0 or -errno (-EOPNOTSUPP when the
- * filesystem has no O_TMPFILE).
+ * The extent size hint a probe gives its file: the device's atomic unit
+ * maximum when known (dev_unit_max, 0 for unknown), else
+ * EA_PROBE_EXTSIZE_DEFAULT; rounded down to a power of two, at most
+ * EA_PROBE_EXTSIZE_MAX and at least the filesystem block size (0: unknown).
+ * The block layer never offers atomic units above 1 MiB (BIO_MAX_VECS pages),
+ * so a larger hint would measure nothing more.
  */
-int ea_atomic_probe_dir(const char *dir, struct ea_atomic *ret);
+#define EA_PROBE_EXTSIZE_DEFAULT (64u * 1024)
+#define EA_PROBE_EXTSIZE_MAX	 (1024u * 1024)
+uint32_t ea_atomic_probe_extsize(uint32_t dev_unit_max, uint32_t block_size);
+
+/* Which file a probe measured. */
+enum ea_probe_file {
+	EA_PROBE_HINTED, /* one with the extent size hint and forcealign, both kept */
+	EA_PROBE_PLAIN,	 /* the kernel refused or dropped them: a plain file */
+};
+
+/* "hinted", "plain". */
+const char *ea_probe_file_str(enum ea_probe_file f);
+
+struct ea_atomic_probe {
+	struct ea_atomic atomic; /* statx's verdict for the file measured */
+	enum ea_probe_file file;
+	uint32_t extsize; /* the hint asked for, bytes */
+	/* PLAIN only: why. */
+	int hint_err;	  /* ea_hint_set()'s -errno */
+	unsigned dropped; /* EA_DROPPED_* the kernel accepted and did not keep */
+	const char *note; /* static words, e.g. "forcealign not supported by this kernel" */
+};
+
+/*
+ * Probe a filesystem the way a database would use it: an unnamed O_TMPFILE
+ * in directory dir (never visible, gone on close) gets extsize (a power of
+ * two, see ea_atomic_probe_extsize()) and FS_XFLAG_FORCEALIGN through
+ * ea_hint_set(), which reads them back, and then statx tells what such a
+ * file can write atomically.  When the kernel refuses or drops either, the
+ * answer is that of a second, plain tmpfile (the first may keep half the
+ * hint), ret->file is EA_PROBE_PLAIN and ret->note says why.  Returns 0 or
+ * -errno (-EOPNOTSUPP when the filesystem has no O_TMPFILE, -EINVAL for an
+ * extsize that is not a power of two).
+ */
+int ea_atomic_probe_dir(const char *dir, uint32_t extsize, struct ea_atomic_probe *ret);
 
 #endif

@@ -256,15 +256,62 @@ START_TEST(test_statx_live)
 }
 END_TEST
 
+START_TEST(test_probe_extsize)
+{
+	/* { device unit max, block size, hint } */
+	static const uint32_t in[][3] = {
+		{ 64 * K, 4 * K, 64 * K },	 /* the device's unit */
+		{ 0, 4 * K, 64 * K },		 /* unknown: the default */
+		{ 0, 0, 64 * K },		 /* nothing known */
+		{ 16 * K, 4 * K, 16 * K },	 /* small device unit */
+		{ 48 * K, 4 * K, 32 * K },	 /* a power of two below */
+		{ 4 * K, 64 * K, 64 * K },	 /* never below the block */
+		{ 16 * K, 12 * K, 16 * K },	 /* odd block: its power of two */
+		{ 16u << 20, 4 * K, 1024 * K },	 /* capped at 1 MiB */
+		{ UINT32_MAX, 4 * K, 1024 * K }, /* capped, whatever the device says */
+	};
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		uint32_t e = ea_atomic_probe_extsize(in[i][0], in[i][1]);
+
+		ck_assert_msg(e == in[i][2], "device %u block %u: %u, want %u", in[i][0], in[i][1],
+			      e, in[i][2]);
+	}
+	ck_assert_uint_eq(EA_PROBE_EXTSIZE_DEFAULT, 64 * K);
+	ck_assert_str_eq(ea_probe_file_str(EA_PROBE_HINTED), "hinted");
+	ck_assert_str_eq(ea_probe_file_str(EA_PROBE_PLAIN), "plain");
+}
+END_TEST
+
+/*
+ * The probe on whatever TMPDIR is: either the hint stuck and there is no
+ * note, or the answer is a plain file's and the note says why.  The
+ * integration tests check the real cases on ext4 and XFS.
+ */
 START_TEST(test_probe_dir)
 {
-	struct ea_atomic a = { .state = EA_ATOMIC_UNKNOWN };
+	struct ea_atomic_probe p;
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
+	int r;
 
-	ck_assert_int_eq(ea_atomic_probe_dir("/nonexistent/extalign", &a), -ENOENT);
-	ck_assert_int_eq(ea_atomic_probe_dir(tmp, &a), 0);
-	ck_assert_int_ne(a.state, EA_ATOMIC_UNKNOWN);
-	ck_assert_ptr_nonnull(a.reason);
+	ck_assert_int_eq(ea_atomic_probe_dir("/nonexistent/extalign", 64 * K, &p), -ENOENT);
+	ck_assert_int_eq(ea_atomic_probe_dir(tmp, 48 * K, &p), -EINVAL);
+	ck_assert_int_eq(ea_atomic_probe_dir(tmp, 0, &p), -EINVAL);
+	r = ea_atomic_probe_dir(tmp, 64 * K, &p);
+	ck_assert_msg(r == 0 || r == -EOPNOTSUPP, "probe of %s: %s", tmp, strerror(-r));
+	if (r < 0)
+		return;
+	ck_assert_uint_eq(p.extsize, 64 * K);
+	ck_assert_int_ne(p.atomic.state, EA_ATOMIC_UNKNOWN);
+	ck_assert_ptr_nonnull(p.atomic.reason);
+	if (p.file == EA_PROBE_HINTED) {
+		ck_assert_ptr_null(p.note);
+		ck_assert_int_eq(p.hint_err, 0);
+	} else {
+		ck_assert_int_eq(p.file, EA_PROBE_PLAIN);
+		ck_assert_ptr_nonnull(p.note);
+		ck_assert_int_eq(p.hint_err, -EOPNOTSUPP);
+	}
 }
 END_TEST
 
@@ -281,6 +328,7 @@ int main(void)
 	tcase_add_test(tc, test_from_statx);
 	tcase_add_test(tc, test_state_names);
 	tcase_add_test(tc, test_statx_live);
+	tcase_add_test(tc, test_probe_extsize);
 	tcase_add_test(tc, test_probe_dir);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
