@@ -1,18 +1,21 @@
 #!/bin/bash
 # PID 1 of the UML guest that tests/bench/atomic.sh boots through
-# kernel/boot.sh: three jobs of random atomic-size writes on the scsi_debug
+# kernel/boot.sh: four jobs of random atomic-size writes on the scsi_debug
 # disk (4 KiB sectors, atomic writes of 4..64 KiB), each on a fresh ext4:
 #   a  4 KiB blocks, a file with extsize 16k + forcealign, RWF_ATOMIC
 #   b  bigalloc with 16 KiB clusters, a plain file, RWF_ATOMIC
 # (16k: BENCH_BS, which sets the write size, the extent size hint of a and
 # the cluster size of b)
 #   c  4 KiB blocks, a plain file, no RWF_ATOMIC (the baseline)
+#   d  c behind a doublewrite buffer (BENCH_DW_BATCH pages per RWF_DSYNC
+#      write to a second file first, as InnoDB does), what c really costs
 # Results go to $EXTALIGN_OUT/results ("INFO", "RESULT", "FSCK", "KLOG"
 # lines), the whole log to $EXTALIGN_OUT/guest.log.
 #
 # From the kernel command line (kernel/boot.sh NAME=value): EXTALIGN_OUT,
 # BENCH_TOOL (the atomic-write binary), BENCH_BS, BENCH_THREADS,
-# BENCH_RUNTIME, BENCH_WARMUP, BENCH_SIZE_MB, BENCH_JOBS (e.g. "a,c"),
+# BENCH_RUNTIME, BENCH_WARMUP, BENCH_SIZE_MB, BENCH_DW_BATCH, BENCH_JOBS
+# (default "a,b,c,d"),
 # BENCH_DEV (another disk than the scsi_debug one; "bash atomic-guest.sh
 # work" with EXTALIGN_OUT, BENCH_TOOL and BENCH_DEV runs the jobs on a host).
 HERE=$(dirname "$(readlink -f "$0")")
@@ -43,7 +46,8 @@ THREADS=${BENCH_THREADS:-4}
 RUNTIME=${BENCH_RUNTIME:-20}
 WARMUP=${BENCH_WARMUP:-1}
 SIZE_MB=${BENCH_SIZE_MB:-64}
-JOBS=${BENCH_JOBS:-a,b,c}
+JOBS=${BENCH_JOBS:-a,b,c,d}
+DW_BATCH=${BENCH_DW_BATCH:-8}
 MNT=/run/bench-mnt
 # The extent size hint of a and the cluster of b follow the write size.
 UNIT=$(numfmt --from=iec "${BS^^}")
@@ -73,7 +77,7 @@ res "INFO disk=$dev disk_mb=$(($(cat "/sys/block/$sd/size") / 2048))" \
 	"atomic_unit_max=$(cat "$q"/atomic_write_unit_max_bytes 2>/dev/null || echo -)" \
 	"sd_delay=$(cat $p/delay 2>/dev/null || echo -) sd_ndelay=$(cat $p/ndelay 2>/dev/null || echo -)"
 res "INFO cpus=$(nproc) mem_mb=$(($(awk '/MemTotal/ { print $2 }' /proc/meminfo) / 1024))"
-res "INFO bs=$BS threads=$THREADS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB"
+res "INFO bs=$BS threads=$THREADS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB dw_batch=$DW_BATCH"
 
 # job NAME "MKFS OPTIONS" TOOL OPTIONS...: NAME's write job on a new ext4.
 job() {
@@ -116,4 +120,5 @@ job() {
 job a "-b 4096" --extsize "$UNIT" --forcealign
 job b "-b 4096 -O bigalloc -C $UNIT"
 job c "-b 4096" --no-atomic
+job d "-b 4096" --no-atomic --doublewrite "$MNT/d.dblwr" --dw-batch "$DW_BATCH"
 echo "== all jobs done"

@@ -104,6 +104,8 @@ _Static_assert(sizeof(struct aw_statx) == 0x100, "statx size differs from the ke
 
 #define ALIGN	 4096
 #define FILL_BUF (1024 * 1024)
+/* Doublewrite batches per thread, written round robin. */
+#define DW_RING 4
 
 struct opts {
 	const char *path;
@@ -121,6 +123,8 @@ struct opts {
 	bool probe_only;
 	bool json;
 	uint64_t seed;
+	const char *dw_path;
+	unsigned dw_batch;
 };
 
 /* What one job found and measured, for the result line. */
@@ -326,10 +330,11 @@ static ssize_t write_at(int fd, void *buf, size_t len, off_t off, int flags)
  * blocks), then the whole size allocated and written once, so that the job
  * measures overwrites of written blocks and no unwritten extent conversion.
  */
+static int fill_file(int fd, uint64_t size, struct result *r);
+
 static int setup_file(const struct opts *o, int fd, struct result *r)
 {
 	struct fsxattr fsx;
-	unsigned char *buf;
 
 	if (o->extsize || o->forcealign) {
 		if (ioctl(fd, FS_IOC_FSGETXATTR, &fsx) < 0) {
@@ -377,8 +382,16 @@ static int setup_file(const struct opts *o, int fd, struct result *r)
 		}
 	}
 
-	if (fallocate(fd, 0, 0, (off_t)o->size) < 0) {
-		set_reason(r, "fail", "fallocate %" PRIu64 ": %s", o->size, errname(errno));
+	return fill_file(fd, o->size, r);
+}
+
+/* Allocate and write SIZE bytes of FD once, and make them durable. */
+static int fill_file(int fd, uint64_t size, struct result *r)
+{
+	unsigned char *buf;
+
+	if (fallocate(fd, 0, 0, (off_t)size) < 0) {
+		set_reason(r, "fail", "fallocate %" PRIu64 ": %s", size, errname(errno));
 		return 1;
 	}
 	buf = alloc_buf(FILL_BUF, 0x5a);
@@ -386,8 +399,8 @@ static int setup_file(const struct opts *o, int fd, struct result *r)
 		set_reason(r, "fail", "out of memory");
 		return 1;
 	}
-	for (uint64_t off = 0; off < o->size; off += FILL_BUF) {
-		size_t len = o->size - off < FILL_BUF ? (size_t)(o->size - off) : FILL_BUF;
+	for (uint64_t off = 0; off < size; off += FILL_BUF) {
+		size_t len = size - off < FILL_BUF ? (size_t)(size - off) : FILL_BUF;
 		ssize_t done = write_at(fd, buf, len, (off_t)off, 0);
 
 		if (done != (ssize_t)len) {
@@ -498,6 +511,7 @@ struct worker {
 	pthread_t tid;
 	const struct opts *o;
 	int fd;
+	int dw_fd;
 	unsigned idx;
 	struct hist *h;
 	uint64_t last_end;
@@ -518,14 +532,20 @@ static void *worker_main(void *arg)
 	uint64_t s = o->seed * 0x9E3779B97F4A7C15ULL + w->idx + 1;
 	int flags = o->atomic ? RWF_ATOMIC : 0;
 	void *buf = alloc_buf(o->bs, (unsigned char)w->idx);
+	size_t dw_len = (size_t)o->dw_batch * o->bs;
+	void *dw_buf = w->dw_fd >= 0 ? alloc_buf(dw_len, (unsigned char)w->idx) : NULL;
+	unsigned ring = 0, pending = 0;
 
-	if (!buf) {
+	if (!buf || (w->dw_fd >= 0 && !dw_buf)) {
 		w->err = ENOMEM;
 		atomic_store(&stop_all, 1);
 	}
 	pthread_barrier_wait(&start_barrier);
-	if (!buf)
+	if (w->err) {
+		free(buf);
+		free(dw_buf);
 		return NULL;
+	}
 	/* Threads that reach here at the same time must not write in step. */
 	for (unsigned i = 0; i <= w->idx; i++)
 		rnd_next(&s);
@@ -544,8 +564,29 @@ static void *worker_main(void *arg)
 				break;
 			}
 		}
+		if (w->dw_fd >= 0 && !pending) {
+			/*
+			 * A doublewrite buffer, as InnoDB's: the next batch of
+			 * pages goes there in one write and is durable before
+			 * any of them may overwrite its home.  The first write
+			 * of a batch carries the cost in its latency.
+			 */
+			off_t dw_off = (off_t)((w->idx * DW_RING + ring) * dw_len);
+
+			ring = (ring + 1) % DW_RING;
+			pending = o->dw_batch;
+			done = write_at(w->dw_fd, dw_buf, dw_len, dw_off, RWF_DSYNC);
+			if (done != (ssize_t)dw_len) {
+				w->err = done < 0 ? errno : EIO;
+				w->err_off = dw_off;
+				atomic_store(&stop_all, 1);
+				break;
+			}
+		}
 		done = write_at(w->fd, buf, o->bs, off, flags);
 		t1 = now_ns();
+		if (pending)
+			pending--;
 		if (done != (ssize_t)o->bs) {
 			w->err = done < 0 ? errno : EIO;
 			w->err_off = off;
@@ -558,10 +599,11 @@ static void *worker_main(void *arg)
 		}
 	}
 	free(buf);
+	free(dw_buf);
 	return NULL;
 }
 
-static int run_load(const struct opts *o, int fd, struct result *r)
+static int run_load(const struct opts *o, int fd, int dw_fd, struct result *r)
 {
 	struct worker *w = calloc(o->threads, sizeof(*w));
 	struct hist *total = calloc(1, sizeof(*total));
@@ -581,6 +623,7 @@ static int run_load(const struct opts *o, int fd, struct result *r)
 	for (unsigned i = 0; i < o->threads; i++) {
 		w[i].o = o;
 		w[i].fd = fd;
+		w[i].dw_fd = dw_fd;
 		w[i].idx = i;
 		w[i].h = calloc(1, sizeof(*w[i].h));
 		if (!w[i].h || pthread_create(&w[i].tid, NULL, worker_main, &w[i])) {
@@ -697,7 +740,8 @@ static int run_job(const struct opts *o)
 	int flags = O_RDWR | O_DIRECT | O_CREAT | (o->reuse ? 0 : O_TRUNC);
 	struct opts eff = *o;
 	struct stat st;
-	int fd, rc = 0;
+	int fd, dw_fd = -1, rc = 0;
+	char amount[64];
 
 	fd = open(o->path, flags, 0644);
 	if (fd < 0) {
@@ -757,20 +801,37 @@ static int run_job(const struct opts *o)
 	}
 	if (o->probe_only)
 		goto out;
+	if (o->dw_path) {
+		uint64_t dw_size = (uint64_t)o->threads * DW_RING * o->dw_batch * o->bs;
+
+		dw_fd = open(o->dw_path, O_RDWR | O_DIRECT | O_CREAT | O_TRUNC, 0644);
+		if (dw_fd < 0) {
+			set_reason(&r, "fail", "open %s: %s", o->dw_path, errname(errno));
+			rc = 1;
+			goto out;
+		}
+		rc = fill_file(dw_fd, dw_size, &r);
+		if (rc)
+			goto out;
+		info(o,
+		     "doublewrite buffer %s: every %u pages go there first in one RWF_DSYNC "
+		     "write",
+		     o->dw_path, o->dw_batch);
+	}
 	if (o->ops)
-		info(o,
-		     "%u threads, queue depth 1 each, %s%zu-byte O_DIRECT writes, %ld writes "
-		     "after %.1fs warmup",
-		     o->threads, o->atomic ? "RWF_ATOMIC " : "", o->bs, o->ops, o->warmup);
+		snprintf(amount, sizeof(amount), "%ld writes", o->ops);
 	else
-		info(o,
-		     "%u threads, queue depth 1 each, %s%zu-byte O_DIRECT writes, %.1fs after "
-		     "%.1fs warmup",
-		     o->threads, o->atomic ? "RWF_ATOMIC " : "", o->bs, o->runtime, o->warmup);
-	rc = run_load(&eff, fd, &r);
+		snprintf(amount, sizeof(amount), "%.1fs", o->runtime);
+	info(o,
+	     "%u threads, queue depth 1 each, %s%zu-byte O_DIRECT writes%s, %s after %.1fs warmup",
+	     o->threads, o->atomic ? "RWF_ATOMIC " : "", o->bs,
+	     o->dw_path ? " behind a doublewrite buffer" : "", amount, o->warmup);
+	rc = run_load(&eff, fd, dw_fd, &r);
 out:
 	if (fd >= 0)
 		close(fd);
+	if (dw_fd >= 0)
+		close(dw_fd);
 	print_result(&eff, &r);
 	fflush(stdout);
 	return rc;
@@ -793,6 +854,9 @@ static void usage(FILE *f)
 		"  -n, --ops N          stop after N measured writes instead\n"
 		"  -w, --warmup SECS    unmeasured seconds first (default 1)\n"
 		"  -A, --no-atomic      plain writes without RWF_ATOMIC (the baseline)\n"
+		"  -D, --doublewrite F  a doublewrite buffer in file F (with -A): each batch\n"
+		"                       of pages goes there in one RWF_DSYNC write first\n"
+		"      --dw-batch N     pages per doublewrite batch (default 8)\n"
 		"  -e, --extsize SIZE   set the extent size hint (FS_XFLAG_EXTSIZE) first\n"
 		"  -f, --forcealign     also set FS_XFLAG_FORCEALIGN (needs --extsize)\n"
 		"  -r, --reuse          use FILE as it is: no truncation, hints or fill\n"
@@ -822,7 +886,7 @@ static bool parse_double(const char *s, double *v)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SEED = 256, OPT_JSON };
+	enum { OPT_SEED = 256, OPT_JSON, OPT_DW_BATCH };
 	static const struct option longopts[] = {
 		{ "label", required_argument, NULL, 'l' },
 		{ "bs", required_argument, NULL, 'b' },
@@ -832,6 +896,8 @@ int main(int argc, char **argv)
 		{ "ops", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "no-atomic", no_argument, NULL, 'A' },
+		{ "doublewrite", required_argument, NULL, 'D' },
+		{ "dw-batch", required_argument, NULL, OPT_DW_BATCH },
 		{ "extsize", required_argument, NULL, 'e' },
 		{ "forcealign", no_argument, NULL, 'f' },
 		{ "reuse", no_argument, NULL, 'r' },
@@ -849,12 +915,13 @@ int main(int argc, char **argv)
 		.warmup = 1,
 		.atomic = true,
 		.seed = 1,
+		.dw_batch = 8,
 	};
 	uint64_t v;
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "l:b:s:j:t:n:w:Ae:frph", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:b:s:j:t:n:w:AD:e:frph", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			o.label = optarg;
@@ -893,6 +960,16 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			o.atomic = false;
+			break;
+		case 'D':
+			o.dw_path = optarg;
+			break;
+		case OPT_DW_BATCH:
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || *end || !v || v > 1024)
+				goto bad;
+			o.dw_batch = (unsigned)v;
 			break;
 		case 'e':
 			v = parse_size(optarg);
@@ -939,6 +1016,11 @@ int main(int argc, char **argv)
 	}
 	if ((o.extsize || o.forcealign) && o.reuse) {
 		fprintf(stderr, "atomic-write: --reuse takes the file as it is: no --extsize\n");
+		return 2;
+	}
+	if (o.dw_path && o.atomic) {
+		fprintf(stderr, "atomic-write: --doublewrite is the alternative to RWF_ATOMIC: "
+				"give --no-atomic\n");
 		return 2;
 	}
 	if (o.size < o.bs || o.size % o.bs) {

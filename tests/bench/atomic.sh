@@ -5,9 +5,11 @@
 #   b  RWF_ATOMIC on a bigalloc ext4 with 16 KiB clusters
 #   c  plain O_DIRECT writes on a plain ext4 file, no RWF_ATOMIC (the
 #      baseline, which a database must back with a doublewrite buffer)
+#   d  c behind such a doublewrite buffer: each batch of pages is first
+#      written to a second file with RWF_DSYNC, as InnoDB does
 # Random writes over a preallocated, written file, several threads with one
 # write in flight each, on the guest's scsi_debug disk.  Prints IOPS, p50 and
-# p99 latency per job and the ratios a/c and b/c.  Not a test: nothing here
+# p99 latency per job and the ratios a/c and b/c (and a/d, b/d).  Not a test: nothing here
 # passes or fails on speed, but a job that cannot run says why, and the
 # atomic jobs run only after the kernel proved it honours RWF_ATOMIC.
 #
@@ -16,7 +18,8 @@
 # Environment: EXTALIGN_KBUILD (kernel build, as kernel/boot.sh),
 #   EXTALIGN_RUN (scratch, default /var/tmp/extalign-bench-atomic),
 #   BENCH_BS (16k), BENCH_THREADS (4), BENCH_RUNTIME (20 s per job),
-#   BENCH_WARMUP (1 s), BENCH_SIZE_MB (64), BENCH_JOBS (a,b,c),
+#   BENCH_WARMUP (1 s), BENCH_SIZE_MB (64), BENCH_DW_BATCH (8 pages per
+#   doublewrite batch in d), BENCH_JOBS (a,b,c,d),
 #   BENCH_SD_DELAY (scsi_debug.delay, jiffies per command; default 0: the
 #   driver's default of 1 jiffy would make every job wait for the timer tick).
 set -uo pipefail
@@ -29,7 +32,8 @@ THREADS=${BENCH_THREADS:-4}
 RUNTIME=${BENCH_RUNTIME:-20}
 WARMUP=${BENCH_WARMUP:-1}
 SIZE_MB=${BENCH_SIZE_MB:-64}
-JOBS=${BENCH_JOBS:-a,b,c}
+JOBS=${BENCH_JOBS:-a,b,c,d}
+DW_BATCH=${BENCH_DW_BATCH:-8}
 SD_DELAY=${BENCH_SD_DELAY-0}
 
 OUT=$EXTALIGN_RUN/out
@@ -56,7 +60,7 @@ run_guest() {
 	mkdir -p "$OUT"
 	args=(BENCH_TOOL="$tool" BENCH_BS="$BS" BENCH_THREADS="$THREADS"
 		BENCH_RUNTIME="$RUNTIME" BENCH_WARMUP="$WARMUP" BENCH_SIZE_MB="$SIZE_MB"
-		BENCH_JOBS="$JOBS")
+		BENCH_DW_BATCH="$DW_BATCH" BENCH_JOBS="$JOBS")
 	[ -n "$SD_DELAY" ] && args+=(scsi_debug.delay="$SD_DELAY")
 	t0=$(date +%s)
 	"$TOP/kernel/boot.sh" "$TOP/tests/bench/atomic-guest.sh" "$OUT" "${args[@]}" \
@@ -102,15 +106,16 @@ ratio() { # A B: A/B to 2 places, or n/a
 
 # The run's own parameters, not this shell's (--report of an older run).
 BS=$(info bs) THREADS=$(info threads) RUNTIME=$(info runtime) WARMUP=$(info warmup)
-SIZE_MB=$(info file_mb)
+SIZE_MB=$(info file_mb) DW_BATCH=$(info dw_batch)
 JOBS=$(grep -o '^RESULT job=[a-z]*' "$R" | cut -d= -f2 | paste -sd,)
 declare -A what=(
 	[a]="ext4 4k blocks, forcealign, extsize $BS"
 	[b]="ext4 bigalloc, $BS clusters"
 	[c]="ext4 4k blocks, plain file (baseline)"
+	[d]="c + doublewrite, $DW_BATCH pages a batch"
 )
-declare -A mode=([a]=RWF_ATOMIC [b]=RWF_ATOMIC [c]=plain)
-row() { printf '%-3s %-38s %-10s %-13s %9s %8s %8s  %s\n' "$@"; }
+declare -A mode=([a]=RWF_ATOMIC [b]=RWF_ATOMIC [c]=plain [d]=plain+dw)
+row() { printf '%-3s %-40s %-10s %-13s %9s %8s %8s  %s\n' "$@"; }
 has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 echo "extalign atomic write benchmark ($(date -u -r "$R" '+%Y-%m-%d %H:%M UTC'))"
@@ -127,7 +132,7 @@ echo "  NOTE:    scsi_debug is RAM-backed and UML is slow: the absolute figures 
 echo "           nothing about real hardware; only the ratios within this run matter."
 echo
 row job target writes "awu min..max" IOPS "p50 us" "p99 us" status
-for j in a b c; do
+for j in a b c d; do
 	has "$j" || continue
 	st=$(get RESULT "$j" status)
 	awu="$(get RESULT "$j" awu_min)..$(get RESULT "$j" awu_max)"
@@ -140,30 +145,31 @@ for j in a b c; do
 	fi
 done
 echo
-echo "ratios to the baseline c (IOPS: above 1 is faster; latency: below 1 is faster)"
-for j in a b; do
-	if ! has "$j" || ! has c; then
+echo "ratios (IOPS: above 1 is faster; latency: below 1 is faster)"
+for pair in a/c b/c a/d b/d; do
+	j=${pair%/*} base=${pair#*/}
+	if ! has "$j" || ! has "$base"; then
 		continue
 	fi
-	if [ "$(get RESULT "$j" status)" != ok ] || [ "$(get RESULT c status)" != ok ]; then
-		echo "  $j/c  n/a ($j: $(get RESULT "$j" status), c: $(get RESULT c status))"
+	if [ "$(get RESULT "$j" status)" != ok ] || [ "$(get RESULT "$base" status)" != ok ]; then
+		echo "  $pair  n/a ($j: $(get RESULT "$j" status), $base: $(get RESULT "$base" status))"
 		continue
 	fi
-	printf '  %s/c  IOPS %s  p50 %s  p99 %s\n' "$j" \
-		"$(ratio "$(get RESULT "$j" iops)" "$(get RESULT c iops)")" \
-		"$(ratio "$(get RESULT "$j" p50_us)" "$(get RESULT c p50_us)")" \
-		"$(ratio "$(get RESULT "$j" p99_us)" "$(get RESULT c p99_us)")"
+	printf '  %s  IOPS %s  p50 %s  p99 %s\n' "$pair" \
+		"$(ratio "$(get RESULT "$j" iops)" "$(get RESULT "$base" iops)")" \
+		"$(ratio "$(get RESULT "$j" p50_us)" "$(get RESULT "$base" p50_us)")" \
+		"$(ratio "$(get RESULT "$j" p99_us)" "$(get RESULT "$base" p99_us)")"
 done
-echo "  (c leaves out the doublewrite buffer a database needs without untorn writes:"
-echo "   with it every page is written twice, so c flatters today's setup)"
+echo "  (c is the write alone; a database without untorn writes also pays for a"
+echo "   doublewrite buffer, which d adds: a/d and b/d compare with that whole cost)"
 echo
 echo "what the kernel said (atomic-write inside the guest):"
-for j in a b c; do
+for j in a b c d; do
 	[ -f "$OUT/$j.out" ] && grep -h -E '^# [a-z]+: (statx|probe):' "$OUT/$j.out" | sed 's/^# /  /'
 done
 echo
 bad=0
-for j in a b c; do
+for j in a b c d; do
 	has "$j" || continue
 	[ "$(get RESULT "$j" status)" = fail ] && bad=1
 	fsck=$(get FSCK "$j" status)
