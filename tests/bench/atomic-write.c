@@ -325,13 +325,44 @@ static ssize_t write_at(int fd, void *buf, size_t len, off_t off, int flags)
 	return pwritev2(fd, &iov, 1, off, flags);
 }
 
+/* Allocate and write SIZE bytes of FD once, and make them durable. */
+static int fill_file(int fd, uint64_t size, struct result *r)
+{
+	unsigned char *buf;
+
+	if (fallocate(fd, 0, 0, (off_t)size) < 0) {
+		set_reason(r, "fail", "fallocate %" PRIu64 ": %s", size, errname(errno));
+		return 1;
+	}
+	buf = alloc_buf(FILL_BUF, 0x5a);
+	if (!buf) {
+		set_reason(r, "fail", "out of memory");
+		return 1;
+	}
+	for (uint64_t off = 0; off < size; off += FILL_BUF) {
+		size_t len = size - off < FILL_BUF ? (size_t)(size - off) : FILL_BUF;
+		ssize_t done = write_at(fd, buf, len, (off_t)off, 0);
+
+		if (done != (ssize_t)len) {
+			set_reason(r, "fail", "filling the file at %" PRIu64 ": %s", off,
+				   done < 0 ? errname(errno) : "short write");
+			free(buf);
+			return 1;
+		}
+	}
+	free(buf);
+	if (fsync(fd) < 0) {
+		set_reason(r, "fail", "fsync: %s", errname(errno));
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * A new file: the hints first (ext4 takes forcealign only on a file without
  * blocks), then the whole size allocated and written once, so that the job
  * measures overwrites of written blocks and no unwritten extent conversion.
  */
-static int fill_file(int fd, uint64_t size, struct result *r);
-
 static int setup_file(const struct opts *o, int fd, struct result *r)
 {
 	struct fsxattr fsx;
@@ -383,39 +414,6 @@ static int setup_file(const struct opts *o, int fd, struct result *r)
 	}
 
 	return fill_file(fd, o->size, r);
-}
-
-/* Allocate and write SIZE bytes of FD once, and make them durable. */
-static int fill_file(int fd, uint64_t size, struct result *r)
-{
-	unsigned char *buf;
-
-	if (fallocate(fd, 0, 0, (off_t)size) < 0) {
-		set_reason(r, "fail", "fallocate %" PRIu64 ": %s", size, errname(errno));
-		return 1;
-	}
-	buf = alloc_buf(FILL_BUF, 0x5a);
-	if (!buf) {
-		set_reason(r, "fail", "out of memory");
-		return 1;
-	}
-	for (uint64_t off = 0; off < size; off += FILL_BUF) {
-		size_t len = size - off < FILL_BUF ? (size_t)(size - off) : FILL_BUF;
-		ssize_t done = write_at(fd, buf, len, (off_t)off, 0);
-
-		if (done != (ssize_t)len) {
-			set_reason(r, "fail", "filling the file at %" PRIu64 ": %s", off,
-				   done < 0 ? errname(errno) : "short write");
-			free(buf);
-			return 1;
-		}
-	}
-	free(buf);
-	if (fsync(fd) < 0) {
-		set_reason(r, "fail", "fsync: %s", errname(errno));
-		return 1;
-	}
-	return 0;
 }
 
 static int read_hints(int fd, struct result *r)
@@ -698,6 +696,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		printf("\"atomic\":%s,\"bs\":%zu,\"threads\":%u,\"qd\":1,\"size\":%" PRIu64 ",",
 		       o->atomic ? "true" : "false", o->bs, o->threads, o->size);
 		printf("\"xflags\":%u,\"extsize\":%u,", r->xflags, r->extsize);
+		if (o->dw_path)
+			printf("\"dw_batch\":%u,", o->dw_batch);
 		if (r->have_statx)
 			printf("\"awu_min\":%u,\"awu_max\":%u,\"awu_segments\":%u,", r->awu_min,
 			       r->awu_max, r->awu_segs);
@@ -723,6 +723,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       r->awu_segs);
 	else
 		printf(" awu_min=- awu_max=- awu_segments=-");
+	if (o->dw_path)
+		printf(" dw_batch=%u", o->dw_batch);
 	printf(" probe=%s", r->probed ? "pass" : "-");
 	if (!strcmp(r->status, "ok"))
 		printf(" ops=%" PRIu64 " secs=%.2f iops=%.1f mib_s=%.2f mean_us=%.1f p50_us=%.1f "
