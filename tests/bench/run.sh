@@ -5,6 +5,7 @@
 #   tree:  extalign set -R over N empty files  vs  find | xargs xfs_io extsize
 #   check: extalign check on a file of E extents  vs  xfs_io -c fiemap
 #   rss:   peak memory of the two on the same file (GNU time)
+# Hardware atomic writes need our kernel's UML guest: tests/bench/atomic.sh.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 X=${EXTALIGN:-$TOP/build/extalign}
