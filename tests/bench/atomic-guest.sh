@@ -4,18 +4,20 @@
 # disk (4 KiB sectors, atomic writes of 4..64 KiB), each on a fresh ext4:
 #   a  4 KiB blocks, a file with extsize 16k + forcealign, RWF_ATOMIC
 #   b  bigalloc with 16 KiB clusters, a plain file, RWF_ATOMIC
-# (16k: BENCH_BS, which sets the write size, the extent size hint of a and
-# the cluster size of b)
 #   c  4 KiB blocks, a plain file, no RWF_ATOMIC (the baseline)
 #   d  c behind a doublewrite buffer (BENCH_DW_BATCH pages per RWF_DSYNC
 #      write to a second file first, as InnoDB does), what c really costs
-# Results go to $EXTALIGN_OUT/results ("INFO", "RESULT", "FSCK", "KLOG"
-# lines), the whole log to $EXTALIGN_OUT/guest.log.
+# (16k: BENCH_BS, which sets the write size, the extent size hint of a and
+# the cluster size of b.)  Each job runs BENCH_ROUNDS times, interleaved.
+# Results go to $EXTALIGN_OUT/results ("INFO", "MOUNT", then per job and
+# round "RESULT", "FSCK", "KLOG", "TIME" lines), the latency histogram of
+# each to JOB.rROUND.hist, the whole log to $EXTALIGN_OUT/guest.log.
 #
 # From the kernel command line (kernel/boot.sh NAME=value): EXTALIGN_OUT,
 # BENCH_TOOL (the atomic-write binary), BENCH_BS, BENCH_THREADS,
-# BENCH_RUNTIME, BENCH_WARMUP, BENCH_SIZE_MB, BENCH_DW_BATCH, BENCH_JOBS
-# (default "a,b,c,d"),
+# BENCH_RUNTIME (seconds a round), BENCH_ROUNDS (each job runs once a
+# round, on a new filesystem), BENCH_WARMUP, BENCH_SIZE_MB, BENCH_DW_BATCH,
+# BENCH_JOBS (default "a,b,c,d"),
 # BENCH_DEV (another disk than the scsi_debug one; "bash atomic-guest.sh
 # work" with EXTALIGN_OUT, BENCH_TOOL and BENCH_DEV runs the jobs on a host).
 HERE=$(dirname "$(readlink -f "$0")")
@@ -43,11 +45,12 @@ RES=$OUT/results
 AW=${BENCH_TOOL:?BENCH_TOOL is not set}
 BS=${BENCH_BS:-16k}
 THREADS=${BENCH_THREADS:-4}
-RUNTIME=${BENCH_RUNTIME:-20}
+RUNTIME=${BENCH_RUNTIME:-10}
 WARMUP=${BENCH_WARMUP:-1}
 SIZE_MB=${BENCH_SIZE_MB:-64}
 JOBS=${BENCH_JOBS:-a,b,c,d}
 DW_BATCH=${BENCH_DW_BATCH:-8}
+ROUNDS=${BENCH_ROUNDS:-3}
 MNT=/run/bench-mnt
 # The extent size hint of a and the cluster of b follow the write size.
 UNIT=$(numfmt --from=iec "${BS^^}")
@@ -77,48 +80,64 @@ res "INFO disk=$dev disk_mb=$(($(cat "/sys/block/$sd/size") / 2048))" \
 	"atomic_unit_max=$(cat "$q"/atomic_write_unit_max_bytes 2>/dev/null || echo -)" \
 	"sd_delay=$(cat $p/delay 2>/dev/null || echo -) sd_ndelay=$(cat $p/ndelay 2>/dev/null || echo -)"
 res "INFO cpus=$(nproc) mem_mb=$(($(awk '/MemTotal/ { print $2 }' /proc/meminfo) / 1024))"
-res "INFO bs=$BS threads=$THREADS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB dw_batch=$DW_BATCH"
+res "INFO bs=$BS threads=$THREADS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB dw_batch=$DW_BATCH rounds=$ROUNDS"
 
-# job NAME "MKFS OPTIONS" TOOL OPTIONS...: NAME's write job on a new ext4.
+declare -A skipped=()
+
+# job NAME ROUND: round ROUND of NAME's write job, on a new ext4.
 job() {
-	local name=$1 mkfs=$2 t0 rc
-	shift 2
+	local name=$1 k=$2 t0 rc mkfs tag=$1.r$2
+	local -a args=()
 
+	case $name in
+	a) mkfs="-b 4096" args=(--extsize "$UNIT" --forcealign) ;;
+	b) mkfs="-b 4096 -O bigalloc -C $UNIT" ;;
+	c) mkfs="-b 4096" args=(--no-atomic) ;;
+	d) mkfs="-b 4096" args=(--no-atomic --doublewrite "$MNT/d.dblwr" --dw-batch "$DW_BATCH") ;;
+	esac
 	[[ ",$JOBS," == *",$name,"* ]] || return 0
+	# A job that cannot run on this kernel will not in the next round either.
+	[ -z "${skipped[$name]:-}" ] || return 0
 	t0=$(date +%s)
-	echo "== job $name: mkfs.ext4 $mkfs, atomic-write $*"
+	echo "== job $name round $k: mkfs.ext4 $mkfs, atomic-write ${args[*]}"
 	umount "$MNT" 2>/dev/null
 	mkdir -p "$MNT"
 	dmesg -C
 	# shellcheck disable=SC2086 # the options are words
 	if ! mkfs.ext4 -q -F -E nodiscard $mkfs "$dev" || ! mount -t ext4 "$dev" "$MNT"; then
-		res "RESULT job=$name status=fail reason=mkfs.ext4 $mkfs or mount failed"
+		res "RESULT job=$name round=$k status=fail reason=mkfs.ext4 $mkfs or mount failed"
 		return
 	fi
 	dmesg | grep 'EXT4-fs' | sed "s/^/# $name: dmesg: /"
+	[ "$k" = 1 ] && res "MOUNT job=$name $(dmesg | grep -m1 -o 'EXT4-fs.*atomic writes.*')"
 	"$AW" --label "$name" --bs "$BS" --threads "$THREADS" --runtime "$RUNTIME" \
-		--warmup "$WARMUP" --size "${SIZE_MB}m" "$@" "$MNT/$name.dat" |
-		tee "$OUT/$name.out"
+		--warmup "$WARMUP" --size "${SIZE_MB}m" --seed "$k" --hist "$OUT/$tag.hist" \
+		"${args[@]}" "$MNT/$name.dat" | tee "$OUT/$tag.out"
 	rc=${PIPESTATUS[0]}
-	grep '^RESULT ' "$OUT/$name.out" >>"$RES" ||
-		res "RESULT job=$name status=fail reason=atomic-write exited $rc without a result"
-	umount "$MNT" || res "FSCK job=$name status=busy"
-	if e2fsck -fn "$dev" >"$OUT/$name.fsck" 2>&1; then
-		res "FSCK job=$name status=clean"
+	[ "$rc" = 77 ] && skipped[$name]=1
+	grep '^RESULT ' "$OUT/$tag.out" | sed "s/^RESULT job=$name /&round=$k /" >>"$RES" ||
+		res "RESULT job=$name round=$k status=fail reason=atomic-write exited $rc without a result"
+	umount "$MNT" || res "FSCK job=$name round=$k status=busy"
+	if e2fsck -fn "$dev" >"$OUT/$tag.fsck" 2>&1; then
+		res "FSCK job=$name round=$k status=clean"
 	else
-		res "FSCK job=$name status=errors"
+		res "FSCK job=$name round=$k status=errors"
 	fi
 	if dmesg | grep -qE 'WARNING:|BUG:|Oops|Call Trace|EXT4-fs error|UBSAN'; then
-		dmesg >"$OUT/$name.dmesg"
-		res "KLOG job=$name status=warnings"
+		dmesg >"$OUT/$tag.dmesg"
+		res "KLOG job=$name round=$k status=warnings"
 	else
-		res "KLOG job=$name status=clean"
+		res "KLOG job=$name round=$k status=clean"
 	fi
-	res "TIME job=$name secs=$(($(date +%s) - t0))"
+	res "TIME job=$name round=$k secs=$(($(date +%s) - t0))"
 }
 
-job a "-b 4096" --extsize "$UNIT" --forcealign
-job b "-b 4096 -O bigalloc -C $UNIT"
-job c "-b 4096" --no-atomic
-job d "-b 4096" --no-atomic --doublewrite "$MNT/d.dblwr" --dw-batch "$DW_BATCH"
+# Every round starts one job later, so that no job always runs first or
+# right after another: a drift of the host's speed spreads over all jobs.
+order=(a b c d)
+for ((k = 1; k <= ROUNDS; k++)); do
+	for ((i = 0; i < 4; i++)); do
+		job "${order[(i + k - 1) % 4]}" "$k"
+	done
+done
 echo "== all jobs done"

@@ -125,6 +125,7 @@ struct opts {
 	uint64_t seed;
 	const char *dw_path;
 	unsigned dw_batch;
+	const char *hist_path;
 };
 
 /* What one job found and measured, for the result line. */
@@ -219,6 +220,35 @@ static double hist_quantile(const struct hist *h, double q)
 		}
 	}
 	return (double)h->max;
+}
+
+/*
+ * The histogram as text, for merging the rounds of a job elsewhere: a line
+ * "NS COUNT" per bucket in use (NS the middle of the bucket, capped at the
+ * largest value seen, as hist_quantile answers), then "max NS".
+ */
+static int hist_save(const struct hist *h, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	for (unsigned i = 0; i < NBUCKETS; i++) {
+		double mid = bucket_mid(i);
+
+		if (!h->n[i])
+			continue;
+		if (mid > (double)h->max)
+			mid = (double)h->max;
+		fprintf(f, "%.0f %" PRIu64 "\n", mid, h->n[i]);
+	}
+	fprintf(f, "max %" PRIu64 "\n", h->max);
+	if (ferror(f)) {
+		fclose(f);
+		errno = EIO;
+		return -1;
+	}
+	return fclose(f);
 }
 
 static uint64_t now_ns(void)
@@ -668,6 +698,10 @@ static int run_load(const struct opts *o, int fd, int dw_fd, struct result *r)
 		r->p999_us = hist_quantile(total, 0.999) / 1e3;
 		r->max_us = (double)total->max / 1e3;
 	}
+	if (o->hist_path && r->ops && hist_save(total, o->hist_path) < 0 && !rc) {
+		set_reason(r, "fail", "writing %s: %s", o->hist_path, errname(errno));
+		rc = 1;
+	}
 	free(total);
 	return rc;
 }
@@ -865,6 +899,8 @@ static void usage(FILE *f)
 		"  -p, --probe-only     statx and the RWF_ATOMIC probe, no load\n"
 		"      --seed N         seed of the write offsets (default 1)\n"
 		"      --json           the result as one JSON object\n"
+		"      --hist FILE      save the latency histogram (\"NS COUNT\" lines, then\n"
+		"                       \"max NS\") to merge runs elsewhere\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"Before an atomic job the tool proves the kernel honours RWF_ATOMIC: a 12 KiB\n"
@@ -888,7 +924,7 @@ static bool parse_double(const char *s, double *v)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SEED = 256, OPT_JSON, OPT_DW_BATCH };
+	enum { OPT_SEED = 256, OPT_JSON, OPT_DW_BATCH, OPT_HIST };
 	static const struct option longopts[] = {
 		{ "label", required_argument, NULL, 'l' },
 		{ "bs", required_argument, NULL, 'b' },
@@ -900,6 +936,7 @@ int main(int argc, char **argv)
 		{ "no-atomic", no_argument, NULL, 'A' },
 		{ "doublewrite", required_argument, NULL, 'D' },
 		{ "dw-batch", required_argument, NULL, OPT_DW_BATCH },
+		{ "hist", required_argument, NULL, OPT_HIST },
 		{ "extsize", required_argument, NULL, 'e' },
 		{ "forcealign", no_argument, NULL, 'f' },
 		{ "reuse", no_argument, NULL, 'r' },
@@ -965,6 +1002,9 @@ int main(int argc, char **argv)
 			break;
 		case 'D':
 			o.dw_path = optarg;
+			break;
+		case OPT_HIST:
+			o.hist_path = optarg;
 			break;
 		case OPT_DW_BATCH:
 			errno = 0;

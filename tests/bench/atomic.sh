@@ -7,19 +7,23 @@
 #      baseline, which a database must back with a doublewrite buffer)
 #   d  c behind such a doublewrite buffer: each batch of pages is first
 #      written to a second file with RWF_DSYNC, as InnoDB does
-# Random writes over a preallocated, written file, several threads with one
-# write in flight each, on the guest's scsi_debug disk.  Prints IOPS, p50 and
-# p99 latency per job and the ratios a/c and b/c (and a/d, b/d).  Not a test: nothing here
-# passes or fails on speed, but a job that cannot run says why, and the
-# atomic jobs run only after the kernel proved it honours RWF_ATOMIC.
+# Random overwrites of a preallocated, written file from several threads
+# with one write in flight each, on the guest's scsi_debug disk, each job on
+# a new ext4, in rounds that rotate the order of the jobs.  Prints IOPS, p50
+# and p99 latency per job (all rounds together) and the ratios a/c and b/c
+# (and a/d, b/d), with the IOPS ratio of each round to show the spread.
+# Not a test: nothing here passes or fails on speed, but a job that cannot
+# run says why, and the atomic jobs run only after the kernel proved that it
+# honours RWF_ATOMIC.  Exit status 1 if a job failed or left fsck errors or
+# kernel warnings, 77 without a kernel.
 #
-# Usage: tests/bench/atomic.sh            (needs a kernel/check.sh build)
-#        tests/bench/atomic.sh --report [OUT]   the report of an earlier run
+# Usage: tests/bench/atomic.sh                 (needs a kernel/check.sh build)
+#        tests/bench/atomic.sh --report [OUT]  the report of an earlier run
 # Environment: EXTALIGN_KBUILD (kernel build, as kernel/boot.sh),
 #   EXTALIGN_RUN (scratch, default /var/tmp/extalign-bench-atomic),
-#   BENCH_BS (16k), BENCH_THREADS (4), BENCH_RUNTIME (20 s per job),
-#   BENCH_WARMUP (1 s), BENCH_SIZE_MB (64), BENCH_DW_BATCH (8 pages per
-#   doublewrite batch in d), BENCH_JOBS (a,b,c,d),
+#   BENCH_BS (16k), BENCH_THREADS (4), BENCH_RUNTIME (10 s a job a round),
+#   BENCH_ROUNDS (3), BENCH_WARMUP (1 s), BENCH_SIZE_MB (64),
+#   BENCH_DW_BATCH (8 pages a doublewrite batch in d), BENCH_JOBS (a,b,c,d),
 #   BENCH_SD_DELAY (scsi_debug.delay, jiffies per command; default 0: the
 #   driver's default of 1 jiffy would make every job wait for the timer tick).
 set -uo pipefail
@@ -29,7 +33,8 @@ export EXTALIGN_RUN=${EXTALIGN_RUN:-/var/tmp/extalign-bench-atomic}
 LINUX=$EXTALIGN_KBUILD/build-um/linux
 BS=${BENCH_BS:-16k}
 THREADS=${BENCH_THREADS:-4}
-RUNTIME=${BENCH_RUNTIME:-20}
+RUNTIME=${BENCH_RUNTIME:-10}
+ROUNDS=${BENCH_ROUNDS:-3}
 WARMUP=${BENCH_WARMUP:-1}
 SIZE_MB=${BENCH_SIZE_MB:-64}
 JOBS=${BENCH_JOBS:-a,b,c,d}
@@ -60,7 +65,7 @@ run_guest() {
 	mkdir -p "$OUT"
 	args=(BENCH_TOOL="$tool" BENCH_BS="$BS" BENCH_THREADS="$THREADS"
 		BENCH_RUNTIME="$RUNTIME" BENCH_WARMUP="$WARMUP" BENCH_SIZE_MB="$SIZE_MB"
-		BENCH_DW_BATCH="$DW_BATCH" BENCH_JOBS="$JOBS")
+		BENCH_DW_BATCH="$DW_BATCH" BENCH_ROUNDS="$ROUNDS" BENCH_JOBS="$JOBS")
 	[ -n "$SD_DELAY" ] && args+=(scsi_debug.delay="$SD_DELAY")
 	t0=$(date +%s)
 	"$TOP/kernel/boot.sh" "$TOP/tests/bench/atomic-guest.sh" "$OUT" "${args[@]}" \
@@ -84,21 +89,51 @@ run_guest() {
 [ -s "$OUT/results" ] || { echo "atomic.sh: no results in $OUT" >&2; exit 1; }
 
 R=$OUT/results
-# get KIND JOB KEY: the value of KEY on the KIND line of JOB ("-" if none);
-# reason= is the rest of the line.
+# get KIND JOB KEY [ROUND]: KEY on the KIND line of JOB (of that round, else
+# the first), "-" if none; reason= is the rest of the line.
 get() {
-	local line
+	local line pat="^$1 job=$2 "
 
-	line=$(grep -m1 "^$1 job=$2 " "$R")
+	[ -n "${4:-}" ] && pat="^$1 job=$2 round=$4 "
+	line=$(grep -m1 "$pat" "$R")
 	[ -n "$line" ] || { echo -; return; }
 	if [ "$3" = reason ]; then
-		[[ $line == *" reason="* ]] && echo "${line#* reason=}" || echo -
+		if [[ $line == *" reason="* ]]; then echo "${line#* reason=}"; else echo -; fi
 		return
 	fi
 	line=${line%% reason=*}
 	tr ' ' '\n' <<<"$line" | sed -n "s/^$3=//p" | head -n 1 | grep . || echo -
 }
 info() { grep '^INFO ' "$R" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -n 1 | grep . || echo -; }
+rounds_of() { grep "^RESULT job=$1 " "$R" | sed -n 's/.* round=\([0-9]*\) .*/\1/p'; }
+# status JOB: ok when every round was, skip when it could not run, else fail.
+status() {
+	local st
+
+	st=$(grep "^RESULT job=$1 " "$R" | tr ' ' '\n' | sed -n 's/^status=//p' | sort -u | paste -sd,)
+	case $st in
+	"") echo - ;;
+	ok | skip) echo "$st" ;;
+	*) echo fail ;;
+	esac
+}
+# iops JOB [ROUND]: all writes of the rounds over all their measured time.
+iops() {
+	grep "^RESULT job=$1 ${2:+round=$2 }" "$R" | tr ' ' '\n' | awk -F= '
+		$1 == "ops" { n += $2 } $1 == "secs" { t += $2 }
+		END { if (t > 0) printf "%.1f\n", n / t; else print "-" }'
+}
+# quantile JOB Q: latency quantile Q (0..1) of all rounds together, in us.
+quantile() {
+	cat "$OUT/$1".r*.hist 2>/dev/null | grep -v '^max' | sort -n -k1,1 | awk -v q="$2" '
+		{ v[NR] = $1; c[NR] = $2; t += $2 }
+		END {
+			if (!t) { print "-"; exit }
+			r = q * t; if (r > int(r)) r = int(r) + 1; if (r < 1) r = 1
+			for (i = 1; i <= NR; i++) { s += c[i]; if (s >= r) break }
+			printf "%.1f\n", v[i] / 1000
+		}'
+}
 ratio() { # A B: A/B to 2 places, or n/a
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		if (a == "-" || b == "-" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
@@ -106,8 +141,8 @@ ratio() { # A B: A/B to 2 places, or n/a
 
 # The run's own parameters, not this shell's (--report of an older run).
 BS=$(info bs) THREADS=$(info threads) RUNTIME=$(info runtime) WARMUP=$(info warmup)
-SIZE_MB=$(info file_mb) DW_BATCH=$(info dw_batch)
-JOBS=$(grep -o '^RESULT job=[a-z]*' "$R" | cut -d= -f2 | paste -sd,)
+SIZE_MB=$(info file_mb) DW_BATCH=$(info dw_batch) ROUNDS=$(info rounds)
+JOBS=$(grep -o '^RESULT job=[a-z]*' "$R" | cut -d= -f2 | sort -u | paste -sd,)
 declare -A what=(
 	[a]="ext4 4k blocks, forcealign, extsize $BS"
 	[b]="ext4 bigalloc, $BS clusters"
@@ -127,21 +162,24 @@ echo "  disk:    scsi_debug $(info disk) (RAM-backed), $(info disk_mb) MiB," \
 echo "  guest:   UML, $(info cpus) CPU, $(info mem_mb) MiB;" \
 	"$(cat "$OUT/guest-secs" 2>/dev/null || echo ?)s of guest time in all"
 echo "  load:    $BS random O_DIRECT overwrites, $THREADS threads x queue depth 1," \
-	"${RUNTIME}s (+${WARMUP}s warmup) per job, ${SIZE_MB} MiB preallocated written file"
+	"${SIZE_MB} MiB preallocated written file, a new ext4 for every job and round;"
+echo "           $ROUNDS rounds of ${RUNTIME}s (+${WARMUP}s warmup) per job, job order rotated"
 echo "  NOTE:    scsi_debug is RAM-backed and UML is slow: the absolute figures say"
 echo "           nothing about real hardware; only the ratios within this run matter."
 echo
 row job target writes "awu min..max" IOPS "p50 us" "p99 us" status
 for j in a b c d; do
 	has "$j" || continue
-	st=$(get RESULT "$j" status)
+	st=$(status "$j")
 	awu="$(get RESULT "$j" awu_min)..$(get RESULT "$j" awu_max)"
 	[ "$awu" = "-..-" ] && awu=-
 	if [ "$st" = ok ]; then
-		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" "$(get RESULT "$j" iops)" \
-			"$(get RESULT "$j" p50_us)" "$(get RESULT "$j" p99_us)" ok
+		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" "$(iops "$j")" \
+			"$(quantile "$j" 0.50)" "$(quantile "$j" 0.99)" ok
 	else
-		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" - - - "$st: $(get RESULT "$j" reason)"
+		reason=$(grep "^RESULT job=$j " "$R" | grep -v ' status=ok ' | head -n 1 |
+			sed -n 's/.* reason=//p')
+		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" - - - "$st: ${reason:--}"
 	fi
 done
 echo
@@ -151,34 +189,41 @@ for pair in a/c b/c a/d b/d; do
 	if ! has "$j" || ! has "$base"; then
 		continue
 	fi
-	if [ "$(get RESULT "$j" status)" != ok ] || [ "$(get RESULT "$base" status)" != ok ]; then
-		echo "  $pair  n/a ($j: $(get RESULT "$j" status), $base: $(get RESULT "$base" status))"
+	if [ "$(status "$j")" != ok ] || [ "$(status "$base")" != ok ]; then
+		echo "  $pair  n/a ($j: $(status "$j"), $base: $(status "$base"))"
 		continue
 	fi
-	printf '  %s  IOPS %s  p50 %s  p99 %s\n' "$pair" \
-		"$(ratio "$(get RESULT "$j" iops)" "$(get RESULT "$base" iops)")" \
-		"$(ratio "$(get RESULT "$j" p50_us)" "$(get RESULT "$base" p50_us)")" \
-		"$(ratio "$(get RESULT "$j" p99_us)" "$(get RESULT "$base" p99_us)")"
+	per=
+	for k in $(rounds_of "$j"); do
+		per+=" $(ratio "$(iops "$j" "$k")" "$(iops "$base" "$k")")"
+	done
+	printf '  %s  IOPS %s  p50 %s  p99 %s   (IOPS by round:%s)\n' "$pair" \
+		"$(ratio "$(iops "$j")" "$(iops "$base")")" \
+		"$(ratio "$(quantile "$j" 0.50)" "$(quantile "$base" 0.50)")" \
+		"$(ratio "$(quantile "$j" 0.99)" "$(quantile "$base" 0.99)")" "$per"
 done
 echo "  (c is the write alone; a database without untorn writes also pays for a"
 echo "   doublewrite buffer, which d adds: a/d and b/d compare with that whole cost)"
 echo
-echo "what the kernel said (atomic-write inside the guest):"
+echo "what the kernel said (mount, and atomic-write inside the guest, round 1):"
 for j in a b c d; do
-	[ -f "$OUT/$j.out" ] && grep -h -E '^# [a-z]+: (statx|probe):' "$OUT/$j.out" | sed 's/^# /  /'
+	has "$j" || continue
+	line=$(grep -m1 "^MOUNT job=$j " "$R" | sed "s/^MOUNT job=$j //")
+	[ -n "$line" ] && echo "  $j: mount: $line"
+	[ -f "$OUT/$j.r1.out" ] &&
+		grep -h -E '^# [a-z]+: (statx|probe):' "$OUT/$j.r1.out" | sed 's/^# /  /'
 done
 echo
 bad=0
 for j in a b c d; do
 	has "$j" || continue
-	[ "$(get RESULT "$j" status)" = fail ] && bad=1
-	fsck=$(get FSCK "$j" status)
-	if [ "$fsck" != clean ] && [ "$fsck" != - ]; then
-		echo "job $j: e2fsck -fn after the job: $fsck (see $OUT/$j.fsck)"
+	[ "$(status "$j")" = fail ] && { echo "job $j failed: see $OUT/guest.log"; bad=1; }
+	if grep "^FSCK job=$j " "$R" | grep -qv 'status=clean'; then
+		echo "job $j: e2fsck -fn after a round was not clean (see $OUT/$j.r*.fsck)"
 		bad=1
 	fi
-	if [ "$(get KLOG "$j" status)" = warnings ]; then
-		echo "job $j: kernel warnings, see $OUT/$j.dmesg"
+	if grep "^KLOG job=$j " "$R" | grep -q 'status=warnings'; then
+		echo "job $j: kernel warnings, see $OUT/$j.r*.dmesg"
 		bad=1
 	fi
 done
