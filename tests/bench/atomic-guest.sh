@@ -9,12 +9,16 @@
 #      write to a second file first, as InnoDB does), what c really costs
 # (16k: BENCH_BS, which sets the write size, the extent size hint of a and
 # the cluster size of b.)  Each job runs BENCH_ROUNDS times, interleaved.
-# Results go to $EXTALIGN_OUT/results ("INFO", "MOUNT", then per job and
-# round "RESULT", "FSCK", "KLOG", "TIME" lines), the latency histogram of
-# each to JOB.rROUND.hist, the whole log to $EXTALIGN_OUT/guest.log.
+# All of that once for each number of threads in BENCH_THREADS (default
+# "4,1": UML has one CPU, so with 4 threads the tail latency is mostly the
+# wait for the other threads' time slices; 1 thread shows the write's own).
+# Results of a pass go to $EXTALIGN_OUT/tN/results ("INFO", "MOUNT", then
+# per job and round "RESULT", "FSCK", "KLOG", "TIME" lines), the latency
+# histogram of each to tN/JOB.rROUND.hist, the whole log to
+# $EXTALIGN_OUT/guest.log.
 #
 # From the kernel command line (kernel/boot.sh NAME=value): EXTALIGN_OUT,
-# BENCH_TOOL (the atomic-write binary), BENCH_BS, BENCH_THREADS,
+# BENCH_TOOL (the atomic-write binary), BENCH_BS, BENCH_THREADS (a list),
 # BENCH_RUNTIME (seconds a round), BENCH_ROUNDS (each job runs once a
 # round, on a new filesystem), BENCH_WARMUP, BENCH_SIZE_MB, BENCH_DW_BATCH,
 # BENCH_JOBS (default "a,b,c,d"),
@@ -41,11 +45,10 @@ fi
 
 set -u
 OUT=$EXTALIGN_OUT
-RES=$OUT/results
 AW=${BENCH_TOOL:?BENCH_TOOL is not set}
 BS=${BENCH_BS:-16k}
-THREADS=${BENCH_THREADS:-4}
-RUNTIME=${BENCH_RUNTIME:-10}
+THREADS=${BENCH_THREADS:-4,1}
+RUNTIME=${BENCH_RUNTIME:-6}
 WARMUP=${BENCH_WARMUP:-1}
 SIZE_MB=${BENCH_SIZE_MB:-64}
 JOBS=${BENCH_JOBS:-a,b,c,d}
@@ -54,6 +57,9 @@ ROUNDS=${BENCH_ROUNDS:-3}
 MNT=/run/bench-mnt
 # The extent size hint of a and the cluster of b follow the write size.
 UNIT=$(numfmt --from=iec "${BS^^}")
+# The lines every pass's results start with; a pass is the jobs with one
+# number of threads, in $OUT/tN.
+RES=$OUT/info
 : >"$RES"
 
 res() { echo "$*" | tee -a "$RES"; }
@@ -80,13 +86,14 @@ res "INFO disk=$dev disk_mb=$(($(cat "/sys/block/$sd/size") / 2048))" \
 	"atomic_unit_max=$(cat "$q"/atomic_write_unit_max_bytes 2>/dev/null || echo -)" \
 	"sd_delay=$(cat $p/delay 2>/dev/null || echo -) sd_ndelay=$(cat $p/ndelay 2>/dev/null || echo -)"
 res "INFO cpus=$(nproc) mem_mb=$(($(awk '/MemTotal/ { print $2 }' /proc/meminfo) / 1024))"
-res "INFO bs=$BS threads=$THREADS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB dw_batch=$DW_BATCH rounds=$ROUNDS"
+res "INFO bs=$BS runtime=$RUNTIME warmup=$WARMUP file_mb=$SIZE_MB dw_batch=$DW_BATCH rounds=$ROUNDS"
+res "INFO passes=$THREADS jobs=$JOBS"
 
 declare -A skipped=()
 
 # job NAME ROUND: round ROUND of NAME's write job, on a new ext4.
 job() {
-	local name=$1 k=$2 t0 rc mkfs tag=$1.r$2
+	local name=$1 k=$2 t0 rc mkfs tag=$PASS/$1.r$2
 	local -a args=()
 
 	case $name in
@@ -97,7 +104,7 @@ job() {
 	esac
 	[[ ",$JOBS," == *",$name,"* ]] || return 0
 	# A job that cannot run on this kernel will not in the next round either.
-	[ -z "${skipped[$name]:-}" ] || return 0
+	[ -z "${skipped[$PASS/$name]:-}" ] || return 0
 	t0=$(date +%s)
 	echo "== job $name round $k: mkfs.ext4 $mkfs, atomic-write ${args[*]}"
 	umount "$MNT" 2>/dev/null
@@ -110,21 +117,21 @@ job() {
 	fi
 	dmesg | grep 'EXT4-fs' | sed "s/^/# $name: dmesg: /"
 	[ "$k" = 1 ] && res "MOUNT job=$name $(dmesg | grep -m1 -o 'EXT4-fs.*atomic writes.*')"
-	"$AW" --label "$name" --bs "$BS" --threads "$THREADS" --runtime "$RUNTIME" \
-		--warmup "$WARMUP" --size "${SIZE_MB}m" --seed "$k" --hist "$OUT/$tag.hist" \
-		"${args[@]}" "$MNT/$name.dat" | tee "$OUT/$tag.out"
+	"$AW" --label "$name" --bs "$BS" --threads "$NTHREADS" --runtime "$RUNTIME" \
+		--warmup "$WARMUP" --size "${SIZE_MB}m" --seed "$k" --hist "$tag.hist" \
+		"${args[@]}" "$MNT/$name.dat" | tee "$tag.out"
 	rc=${PIPESTATUS[0]}
-	[ "$rc" = 77 ] && skipped[$name]=1
-	grep '^RESULT ' "$OUT/$tag.out" | sed "s/^RESULT job=$name /&round=$k /" >>"$RES" ||
+	[ "$rc" = 77 ] && skipped[$PASS/$name]=1
+	grep '^RESULT ' "$tag.out" | sed "s/^RESULT job=$name /&round=$k /" >>"$RES" ||
 		res "RESULT job=$name round=$k status=fail reason=atomic-write exited $rc without a result"
 	umount "$MNT" || res "FSCK job=$name round=$k status=busy"
-	if e2fsck -fn "$dev" >"$OUT/$tag.fsck" 2>&1; then
+	if e2fsck -fn "$dev" >"$tag.fsck" 2>&1; then
 		res "FSCK job=$name round=$k status=clean"
 	else
 		res "FSCK job=$name round=$k status=errors"
 	fi
 	if dmesg | grep -qE 'WARNING:|BUG:|Oops|Call Trace|EXT4-fs error|UBSAN'; then
-		dmesg >"$OUT/$tag.dmesg"
+		dmesg >"$tag.dmesg"
 		res "KLOG job=$name round=$k status=warnings"
 	else
 		res "KLOG job=$name round=$k status=clean"
@@ -135,9 +142,16 @@ job() {
 # Every round starts one job later, so that no job always runs first or
 # right after another: a drift of the host's speed spreads over all jobs.
 order=(a b c d)
-for ((k = 1; k <= ROUNDS; k++)); do
-	for ((i = 0; i < 4; i++)); do
-		job "${order[(i + k - 1) % 4]}" "$k"
+for NTHREADS in ${THREADS//,/ }; do
+	PASS=$OUT/t$NTHREADS
+	mkdir -p "$PASS"
+	cp "$OUT/info" "$PASS/results"
+	RES=$PASS/results
+	res "INFO threads=$NTHREADS"
+	for ((k = 1; k <= ROUNDS; k++)); do
+		for ((i = 0; i < 4; i++)); do
+			job "${order[(i + k - 1) % 4]}" "$k"
+		done
 	done
 done
 echo "== all jobs done"

@@ -21,7 +21,8 @@
 #        tests/bench/atomic.sh --report [OUT]  the report of an earlier run
 # Environment: EXTALIGN_KBUILD (kernel build, as kernel/boot.sh),
 #   EXTALIGN_RUN (scratch, default /var/tmp/extalign-bench-atomic),
-#   BENCH_BS (16k), BENCH_THREADS (4), BENCH_RUNTIME (10 s a job a round),
+#   BENCH_BS (16k), BENCH_THREADS (4,1: a pass of all jobs and rounds for
+#   each number of threads), BENCH_RUNTIME (6 s a job a round),
 #   BENCH_ROUNDS (3), BENCH_WARMUP (1 s), BENCH_SIZE_MB (64),
 #   BENCH_DW_BATCH (8 pages a doublewrite batch in d), BENCH_JOBS (a,b,c,d),
 #   BENCH_SD_DELAY (scsi_debug.delay, jiffies per command; default 0: the
@@ -32,14 +33,15 @@ export EXTALIGN_KBUILD=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 export EXTALIGN_RUN=${EXTALIGN_RUN:-/var/tmp/extalign-bench-atomic}
 LINUX=$EXTALIGN_KBUILD/build-um/linux
 BS=${BENCH_BS:-16k}
-THREADS=${BENCH_THREADS:-4}
-RUNTIME=${BENCH_RUNTIME:-10}
+THREADS=${BENCH_THREADS:-4,1}
+RUNTIME=${BENCH_RUNTIME:-6}
 ROUNDS=${BENCH_ROUNDS:-3}
 WARMUP=${BENCH_WARMUP:-1}
 SIZE_MB=${BENCH_SIZE_MB:-64}
 JOBS=${BENCH_JOBS:-a,b,c,d}
 DW_BATCH=${BENCH_DW_BATCH:-8}
 SD_DELAY=${BENCH_SD_DELAY-0}
+SD_NDELAY=${BENCH_SD_NDELAY-}
 
 OUT=$EXTALIGN_RUN/out
 report_only=0
@@ -67,6 +69,7 @@ run_guest() {
 		BENCH_RUNTIME="$RUNTIME" BENCH_WARMUP="$WARMUP" BENCH_SIZE_MB="$SIZE_MB"
 		BENCH_DW_BATCH="$DW_BATCH" BENCH_ROUNDS="$ROUNDS" BENCH_JOBS="$JOBS")
 	[ -n "$SD_DELAY" ] && args+=(scsi_debug.delay="$SD_DELAY")
+	[ -n "$SD_NDELAY" ] && args+=(scsi_debug.ndelay="$SD_NDELAY")
 	t0=$(date +%s)
 	"$TOP/kernel/boot.sh" "$TOP/tests/bench/atomic-guest.sh" "$OUT" "${args[@]}" \
 		>"$EXTALIGN_RUN/console.log" 2>&1
@@ -74,7 +77,7 @@ run_guest() {
 	echo "$(($(date +%s) - t0))" >"$OUT/guest-secs"
 	echo "$LINUX" >"$OUT/kernel-path"
 	[ -f "$EXTALIGN_KBUILD/READY" ] && head -n 1 "$EXTALIGN_KBUILD/READY" >"$OUT/kernel-ready"
-	if [ ! -f "$OUT/done" ] || [ ! -s "$OUT/results" ]; then
+	if [ ! -f "$OUT/done" ] || [ ! -s "$OUT/info" ]; then
 		echo "atomic.sh: the guest did not finish (UML exit $rc); console:" >&2
 		tail -n 40 "$EXTALIGN_RUN/console.log" >&2
 		if [ -f "$OUT/guest.log" ]; then
@@ -86,9 +89,11 @@ run_guest() {
 }
 
 [ $report_only = 1 ] || run_guest
-[ -s "$OUT/results" ] || { echo "atomic.sh: no results in $OUT" >&2; exit 1; }
+[ -s "$OUT/info" ] || { echo "atomic.sh: no results in $OUT" >&2; exit 1; }
 
-R=$OUT/results
+# The results of one pass (one number of threads) are in $R, its
+# histograms in $PD.
+R=$OUT/info PD=$OUT
 # get KIND JOB KEY [ROUND]: KEY on the KIND line of JOB (of that round, else
 # the first), "-" if none; reason= is the rest of the line.
 get() {
@@ -125,7 +130,7 @@ iops() {
 }
 # quantile JOB Q: latency quantile Q (0..1) of all rounds together, in us.
 quantile() {
-	cat "$OUT/$1".r*.hist 2>/dev/null | grep -v '^max' | sort -n -k1,1 | awk -v q="$2" '
+	cat "$PD/$1".r*.hist 2>/dev/null | grep -v '^max' | sort -n -k1,1 | awk -v q="$2" '
 		{ v[NR] = $1; c[NR] = $2; t += $2 }
 		END {
 			if (!t) { print "-"; exit }
@@ -138,11 +143,13 @@ ratio() { # A B: A/B to 2 places, or n/a
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		if (a == "-" || b == "-" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
 }
+row() { printf '%-3s %-40s %-10s %-13s %9s %8s %8s  %s\n' "$@"; }
+has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 # The run's own parameters, not this shell's (--report of an older run).
-BS=$(info bs) THREADS=$(info threads) RUNTIME=$(info runtime) WARMUP=$(info warmup)
+BS=$(info bs) RUNTIME=$(info runtime) WARMUP=$(info warmup)
 SIZE_MB=$(info file_mb) DW_BATCH=$(info dw_batch) ROUNDS=$(info rounds)
-JOBS=$(grep -o '^RESULT job=[a-z]*' "$R" | cut -d= -f2 | sort -u | paste -sd,)
+PASSES=$(info passes)
 declare -A what=(
 	[a]="ext4 4k blocks, forcealign, extsize $BS"
 	[b]="ext4 bigalloc, $BS clusters"
@@ -150,8 +157,6 @@ declare -A what=(
 	[d]="c + doublewrite, $DW_BATCH pages a batch"
 )
 declare -A mode=([a]=RWF_ATOMIC [b]=RWF_ATOMIC [c]=plain [d]=plain+dw)
-row() { printf '%-3s %-40s %-10s %-13s %9s %8s %8s  %s\n' "$@"; }
-has() { [[ ",$JOBS," == *",$1,"* ]]; }
 
 echo "extalign atomic write benchmark ($(date -u -r "$R" '+%Y-%m-%d %H:%M UTC'))"
 echo "  kernel:  $(info kernel), $(cat "$OUT/kernel-path" 2>/dev/null || echo ?)"
@@ -161,71 +166,88 @@ echo "  disk:    scsi_debug $(info disk) (RAM-backed), $(info disk_mb) MiB," \
 	"bytes, delay $(info sd_delay) jiffies"
 echo "  guest:   UML, $(info cpus) CPU, $(info mem_mb) MiB;" \
 	"$(cat "$OUT/guest-secs" 2>/dev/null || echo ?)s of guest time in all"
-echo "  load:    $BS random O_DIRECT overwrites, $THREADS threads x queue depth 1," \
-	"${SIZE_MB} MiB preallocated written file, a new ext4 for every job and round;"
+echo "  load:    $BS random O_DIRECT overwrites, queue depth 1 per thread, ${SIZE_MB} MiB"
+echo "           preallocated written file, a new ext4 for every job and round;"
 echo "           $ROUNDS rounds of ${RUNTIME}s (+${WARMUP}s warmup) per job, job order rotated"
 echo "  NOTE:    scsi_debug is RAM-backed and UML is slow: the absolute figures say"
 echo "           nothing about real hardware; only the ratios within this run matter."
-echo
-row job target writes "awu min..max" IOPS "p50 us" "p99 us" status
-for j in a b c d; do
-	has "$j" || continue
-	st=$(status "$j")
-	awu="$(get RESULT "$j" awu_min)..$(get RESULT "$j" awu_max)"
-	[ "$awu" = "-..-" ] && awu=-
-	if [ "$st" = ok ]; then
-		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" "$(iops "$j")" \
-			"$(quantile "$j" 0.50)" "$(quantile "$j" 0.99)" ok
-	else
-		reason=$(grep "^RESULT job=$j " "$R" | grep -v ' status=ok ' | head -n 1 |
-			sed -n 's/.* reason=//p')
-		row "$j" "${what[$j]}" "${mode[$j]}" "$awu" - - - "$st: ${reason:--}"
-	fi
-done
-echo
-echo "ratios (IOPS: above 1 is faster; latency: below 1 is faster)"
-for pair in a/c b/c a/d b/d; do
-	j=${pair%/*} base=${pair#*/}
-	if ! has "$j" || ! has "$base"; then
-		continue
-	fi
-	if [ "$(status "$j")" != ok ] || [ "$(status "$base")" != ok ]; then
-		echo "  $pair  n/a ($j: $(status "$j"), $base: $(status "$base"))"
-		continue
-	fi
-	per=
-	for k in $(rounds_of "$j"); do
-		per+=" $(ratio "$(iops "$j" "$k")" "$(iops "$base" "$k")")"
-	done
-	printf '  %s  IOPS %s  p50 %s  p99 %s   (IOPS by round:%s)\n' "$pair" \
-		"$(ratio "$(iops "$j")" "$(iops "$base")")" \
-		"$(ratio "$(quantile "$j" 0.50)" "$(quantile "$base" 0.50)")" \
-		"$(ratio "$(quantile "$j" 0.99)" "$(quantile "$base" 0.99)")" "$per"
-done
-echo "  (c is the write alone; a database without untorn writes also pays for a"
-echo "   doublewrite buffer, which d adds: a/d and b/d compare with that whole cost)"
-echo
-echo "what the kernel said (mount, and atomic-write inside the guest, round 1):"
-for j in a b c d; do
-	has "$j" || continue
-	line=$(grep -m1 "^MOUNT job=$j " "$R" | sed "s/^MOUNT job=$j //")
-	[ -n "$line" ] && echo "  $j: mount: $line"
-	[ -f "$OUT/$j.r1.out" ] &&
-		grep -h -E '^# [a-z]+: (statx|probe):' "$OUT/$j.r1.out" | sed 's/^# /  /'
-done
-echo
+echo "           UML has $(info cpus) CPU: with several threads the p99 is mostly the wait"
+echo "           for the other threads' time slices; the 1-thread pass shows the write's own."
+
 bad=0
-for j in a b c d; do
-	has "$j" || continue
-	[ "$(status "$j")" = fail ] && { echo "job $j failed: see $OUT/guest.log"; bad=1; }
-	if grep "^FSCK job=$j " "$R" | grep -qv 'status=clean'; then
-		echo "job $j: e2fsck -fn after a round was not clean (see $OUT/$j.r*.fsck)"
-		bad=1
-	fi
-	if grep "^KLOG job=$j " "$R" | grep -q 'status=warnings'; then
-		echo "job $j: kernel warnings, see $OUT/$j.r*.dmesg"
-		bad=1
-	fi
+first=1
+for n in ${PASSES//,/ }; do
+	PD=$OUT/t$n R=$PD/results
+	[ -s "$R" ] || { echo; echo "pass of $n threads: no results"; bad=1; continue; }
+	JOBS=$(info jobs)
+	echo
+	echo "== $n thread(s) x queue depth 1"
+	row job target writes "awu min..max" IOPS "p50 us" "p99 us" status
+	for j in a b c d; do
+		has "$j" || continue
+		st=$(status "$j")
+		awu="$(get RESULT "$j" awu_min)..$(get RESULT "$j" awu_max)"
+		[ "$awu" = "-..-" ] && awu=-
+		if [ "$st" = ok ]; then
+			row "$j" "${what[$j]}" "${mode[$j]}" "$awu" "$(iops "$j")" \
+				"$(quantile "$j" 0.50)" "$(quantile "$j" 0.99)" ok
+		else
+			reason=$(grep "^RESULT job=$j " "$R" | grep -v ' status=ok ' | head -n 1 |
+				sed -n 's/.* reason=//p')
+			row "$j" "${what[$j]}" "${mode[$j]}" "$awu" - - - "$st: ${reason:--}"
+		fi
+	done
+	echo "ratios (IOPS: above 1 is faster; latency: below 1 is faster)"
+	for pair in a/c b/c a/d b/d; do
+		j=${pair%/*} base=${pair#*/}
+		if ! has "$j" || ! has "$base"; then
+			continue
+		fi
+		if [ "$(status "$j")" != ok ] || [ "$(status "$base")" != ok ]; then
+			echo "  $pair  n/a ($j: $(status "$j"), $base: $(status "$base"))"
+			continue
+		fi
+		per=
+		for k in $(rounds_of "$j"); do
+			per+=" $(ratio "$(iops "$j" "$k")" "$(iops "$base" "$k")")"
+		done
+		printf '  %s  IOPS %s  p50 %s  p99 %s   (IOPS by round:%s)\n' "$pair" \
+			"$(ratio "$(iops "$j")" "$(iops "$base")")" \
+			"$(ratio "$(quantile "$j" 0.50)" "$(quantile "$base" 0.50)")" \
+			"$(ratio "$(quantile "$j" 0.99)" "$(quantile "$base" 0.99)")" "$per"
+	done
+	for j in a b c d; do
+		has "$j" || continue
+		case $(status "$j") in
+		fail) echo "job $j failed: see $OUT/guest.log"; bad=1 ;;
+		-) echo "job $j has no result: see $OUT/guest.log"; bad=1 ;;
+		esac
+		if grep "^FSCK job=$j " "$R" | grep -qv 'status=clean'; then
+			echo "job $j: e2fsck -fn after a round was not clean (see $PD/$j.r*.fsck)"
+			bad=1
+		fi
+		if grep "^KLOG job=$j " "$R" | grep -q 'status=warnings'; then
+			echo "job $j: kernel warnings, see $PD/$j.r*.dmesg"
+			bad=1
+		fi
+	done
+	[ $first = 1 ] || continue
+	first=0 kernel_said=
+	for j in a b c d; do
+		has "$j" || continue
+		line=$(grep -m1 "^MOUNT job=$j " "$R" | sed "s/^MOUNT job=$j //")
+		[ -n "$line" ] && kernel_said+="  $j: mount: $line"$'\n'
+		[ -f "$PD/$j.r1.out" ] &&
+			kernel_said+=$(grep -h -E '^# [a-z]+: (statx|probe):' "$PD/$j.r1.out" |
+				sed 's/^# /  /')$'\n'
+	done
 done
-echo "raw results: $R (guest log: $OUT/guest.log)"
+echo
+echo "(c is the write alone; a database without untorn writes also pays for a"
+echo " doublewrite buffer, which d adds: a/d and b/d compare with that whole cost)"
+echo
+echo "what the kernel said (mount, and atomic-write inside the guest, first round):"
+printf '%s' "$kernel_said"
+echo
+echo "raw results: $OUT/t*/results (guest log: $OUT/guest.log)"
 exit $bad
