@@ -14,11 +14,17 @@
  * EINVAL and an aligned one of the job's size must succeed.  A kernel that
  * ignores the flag gets no benchmark.
  *
+ * --doublewrite puts a doublewrite buffer in front of the plain writes, the
+ * way InnoDB protects pages from torn writes without RWF_ATOMIC: every batch
+ * of pages is written to a second file with RWF_DSYNC before any page of it
+ * overwrites its home.
+ *
  * Prints "#" lines of detail and one result line per job:
  *   RESULT job=NAME status=ok|skip|fail key=value... [reason=free text]
- * or with --json one JSON object.  Exit status: 0 ok, 77 skipped (the file
- * cannot take the job, e.g. no forcealign or atomic unit max below the write
- * size), 1 failed, 2 usage.
+ * or with --json one JSON object; --hist saves the latency histogram so that
+ * the rounds of a job can be merged.  Exit status: 0 ok, 77 skipped (the
+ * file cannot take the job, e.g. no forcealign or atomic unit max below the
+ * write size), 1 failed, 2 usage.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
