@@ -7,20 +7,6 @@
 
 UNIT=65536
 
-# runs FILE: the physically contiguous runs of FILE's extents (ext4 splits
-# a unit into written and unwritten extents), "lstart len pstart" in bytes.
-runs() {
-	xfs_io -c 'fiemap -v' "$1" | awk '
-	$2 ~ /^\[/ && $3 != "hole" {
-		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
-		ls = l[1] * 512; le = (l[2] + 1) * 512; ps = p[1] * 512
-		if (n && ls == cle && ps == cps + (cle - cls)) { cle = le; next }
-		if (n) print cls, cle - cls, cps
-		cls = ls; cle = le; cps = ps; n = 1
-	}
-	END { if (n) print cls, cle - cls, cps }'
-}
-
 # check_units FILE: every run starts and ends on a unit boundary in the
 # file; the physical alignment is reported, and asserted (fresh fs) unless
 # STRICT_PHYS=0.  Known gap of the mballoc hint (patch 3): the very first

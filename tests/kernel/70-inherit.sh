@@ -22,24 +22,6 @@ xattr_of() {
 		sed -n 's/^ *system\.extsize ([0-9]*) = "\([0-9]*\)".*/\1/p'
 }
 
-# units FILE: the physically contiguous runs of FILE's extents (a unit is
-# split into written and unwritten extents) start and end on unit
-# boundaries, in the file and on disk.
-units() {
-	xfs_io -c 'fiemap -v' "$1" | awk -v unit=$UNIT '
-	$2 ~ /^\[/ && $3 != "hole" {
-		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
-		ls = l[1] * 512; le = (l[2] + 1) * 512; ps = p[1] * 512
-		if (n && ls == cle && ps == cps + (cle - cls)) { cle = le; next }
-		if (n && (cls % unit || (cle - cls) % unit || cps % unit)) bad = 1
-		cls = ls; cle = le; cps = ps; n++
-	}
-	END {
-		if (n && (cls % unit || (cle - cls) % unit || cps % unit)) bad = 1
-		exit !(n && !bad)
-	}' || { xfs_io -c 'fiemap -v' "$1"; return 1; }
-}
-
 # sectors FILE: allocated 512-byte sectors (a hinted 4 KiB write takes a
 # whole 64 KiB unit, 128 sectors; a plain one 8).
 sectors() {
@@ -100,7 +82,7 @@ ln -s creat "$d/sym" || die "symlink"
 xfs_io -d -c 'pwrite -q 0 128k' "$d/creat" || die "direct write"
 xfs_io -c 'pwrite -q 0 64k' -c fsync "$d/mknod" || die "buffered write"
 for f in "$d/creat" "$d/tmp" "$d/mknod"; do
-	units "$f" || die "$f is not allocated in aligned units"
+	units_aligned "$f" $UNIT || die "$f is not allocated in aligned units"
 	ok "$f: allocated in aligned $UNIT units"
 done
 expect "on disk: the directory" "$(xattr_of "$d")" 16
@@ -123,7 +105,7 @@ expect "1050 new files hinted" "$(kt getx "$d"/many/* | sort | uniq -c | sed 's/
 expect "1050 first writes took a whole unit" \
 	"$(stat -c %b "$d"/many/* | sort | uniq -c | sed 's/^ *//')" "1050 128"
 for i in 1 500 1000 x1 x50; do
-	units "$d/many/$i" || die "$d/many/$i is not aligned"
+	units_aligned "$d/many/$i" $UNIT || die "$d/many/$i is not aligned"
 done
 ok "sampled files are allocated in aligned units"
 

@@ -22,6 +22,8 @@ guest_setup() {
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts devpts /dev/pts
 	mount -t tmpfs tmpfs /dev/shm
+	# devtmpfs has no /dev/fd (udev makes it): bash's <(...) needs it.
+	ln -sfn /proc/self/fd /dev/fd
 	echo 1 >/proc/sys/kernel/sysrq
 
 	# Wait for the disks: ubd at once, scsi_debug after its scan.

@@ -8,7 +8,11 @@
 
 UBD=/dev/ubda
 MNT=/tmp/mnt
-DEVS_FILE=/tmp/.extalign-devs
+# Scratch files go to the guest's own /run (tmpfs), not to /tmp, which is
+# the host's and shared with any other guest running at the same time.
+SCRATCH=/run/extalign-test
+DEVS_FILE=$SCRATCH/devs
+mkdir -p "$SCRATCH"
 KTOOL=${KTOOL:-ktool}
 
 die() { echo "FAIL: $*"; exit 1; }
@@ -36,7 +40,8 @@ scsi_disk() {
 	return 1
 }
 
-# fresh_ext4 DEV [mke2fs options...]: a new ext4 on DEV mounted on $MNT.
+# fresh_ext4 DEV [mke2fs options...]: a new ext4 on DEV mounted on $MNT,
+# as large as DEV or $FS_SIZE (a mke2fs size such as 256M) if set.
 fresh_ext4() {
 	local dev=$1
 
@@ -46,10 +51,11 @@ fresh_ext4() {
 	# The filesystem this replaces gets its fsck first.
 	if grep -qx "$dev" "$DEVS_FILE" 2>/dev/null &&
 	   ! grep -q "^$dev " /proc/mounts; then
-		e2fsck -fn "$dev" >/tmp/.fsck.log 2>&1 ||
-			{ cat /tmp/.fsck.log; die "e2fsck -fn $dev is not clean"; }
+		e2fsck -fn "$dev" >"$SCRATCH/fsck.log" 2>&1 ||
+			{ cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev is not clean"; }
 	fi
-	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" || die "mkfs.ext4 $* $dev"
+	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" ${FS_SIZE:-} ||
+		die "mkfs.ext4 $* $dev ${FS_SIZE:-}"
 	grep -qx "$dev" "$DEVS_FILE" 2>/dev/null || echo "$dev" >>"$DEVS_FILE"
 	mount -t ext4 "$dev" "$MNT" || die "mount $dev"
 }
@@ -95,26 +101,35 @@ extsize() {
 	kt getx "$1" | sed -n 's/.* extsize=\([0-9]*\)$/\1/p'
 }
 
-# fiemap_aligned FILE BYTES: every extent of FILE starts at a logical and a
-# physical offset that are multiples of BYTES, and spans a multiple of it.
-fiemap_aligned() {
-	local file=$1 unit=$(($2 / 512)) n=0 line lstart lend pstart pend
+# runs FILE: the physically contiguous runs of FILE's extents (ext4 splits
+# a unit into written and unwritten extents), "lstart len pstart" in bytes.
+runs() {
+	xfs_io -c 'fiemap -v' "$1" | awk '
+	$2 ~ /^\[/ && $3 != "hole" {
+		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
+		ls = l[1] * 512; le = (l[2] + 1) * 512; ps = p[1] * 512
+		if (n && ls == cle && ps == cps + (cle - cls)) { cle = le; next }
+		if (n) print cls, cle - cls, cps
+		cls = ls; cle = le; cps = ps; n = 1
+	}
+	END { if (n) print cls, cle - cls, cps }'
+}
 
-	while read -r line; do
-		# "0: [0..127]: 34816..34943 128 0x1" style lines from -v.
-		[[ $line =~ ^[0-9]+:\ \[([0-9]+)\.\.([0-9]+)\]:\ +([0-9]+)\.\.([0-9]+) ]] ||
-			continue
-		lstart=${BASH_REMATCH[1]} lend=${BASH_REMATCH[2]}
-		pstart=${BASH_REMATCH[3]} pend=${BASH_REMATCH[4]}
+# units_aligned FILE UNIT: FILE has allocated runs and every one of them
+# starts and ends on a multiple of UNIT bytes, in the file and on disk.
+units_aligned() {
+	local ls len ps n=0 bad=0
+
+	while read -r ls len ps; do
+		[ -n "$ls" ] || continue
 		n=$((n + 1))
-		if ((lstart % unit || pstart % unit || (lend + 1 - lstart) % unit)); then
-			echo "misaligned extent of $file for unit $2: $line"
-			xfs_io -c 'fiemap -v' "$file"
-			return 1
-		fi
-	done < <(xfs_io -c 'fiemap -v' "$file")
-	[ $n -gt 0 ] || { echo "$file has no extents"; return 1; }
-	return 0
+		((ls % $2 == 0 && len % $2 == 0 && ps % $2 == 0)) || bad=1
+	done <<<"$(runs "$1")"
+	if [ $n = 0 ] || [ $bad = 1 ]; then
+		echo "$1: not in whole $2-byte units:"
+		xfs_io -c 'fiemap -v' "$1"
+		return 1
+	fi
 }
 
 # filled FILE OFF LEN: the LEN bytes at OFF are all 0xa5 (ktool's pattern).
@@ -134,9 +149,9 @@ cleanup() {
 	done
 	[ -f "$DEVS_FILE" ] || return $rc
 	while read -r dev; do
-		if ! e2fsck -fn "$dev" >/tmp/.fsck.log 2>&1; then
+		if ! e2fsck -fn "$dev" >"$SCRATCH/fsck.log" 2>&1; then
 			echo "FAIL: e2fsck -fn $dev is not clean:"
-			cat /tmp/.fsck.log
+			cat "$SCRATCH/fsck.log"
 			rc=1
 		else
 			echo "ok: e2fsck -fn $dev clean"
