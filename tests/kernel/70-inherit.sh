@@ -1,5 +1,6 @@
 #!/bin/bash
-# Spec patch 9: directory inheritance of the extent size hint.
+# Spec patch 9: directory inheritance of the extent size hint and of
+# forcealign.
 # FS_XFLAG_EXTSZINHERIT with fsx_extsize on a directory (every SET rule
 # and errno, GET, clearing); new regular files (open O_CREAT, O_TMPFILE,
 # mknod) carry FS_XFLAG_EXTSIZE from their creation, before any write, and
@@ -64,11 +65,6 @@ expect "chattr keeps the hint" "$(kt getx "$d")" "xflags=0x1080 extsize=65536"
 chattr -d "$d" || die "chattr -d"
 
 # New files of every kind of creation carry the hint, before any write.
-warm=$MNT/warm
-: >"$warm"
-set_extsize "$warm" 64k || die "extsize on $warm"
-# The first aligned request after mount may fall back (see 30-*.sh).
-xfs_io -c 'pwrite -q 0 64k' -c fsync "$warm" || die "warm-up write"
 : >"$d/creat"
 expect "open(O_CREAT)" "$(kt getx "$d/creat")" "$HINTED"
 expect "O_TMPFILE, before its first write" "$(kt tmpfile "$d" tmp 65536)" "$HINTED"
@@ -124,12 +120,39 @@ expect "root directory" "$(kt setx "$MNT" $EXTSZINHERIT 16384)" ok
 : >"$MNT/inroot"
 expect "a file in the root" "$(kt getx "$MNT/inroot")" "xflags=0x800 extsize=16384"
 
+# forcealign goes down with the hint: FS_XFLAG_FORCEALIGN with
+# FS_XFLAG_EXTSZINHERIT, under the file rules.
+FORCEALIGN=0x100000
+fd=$MNT/fa
+mkdir "$fd"
+expect "forcealign on a directory without a hint" "$(kt setx "$fd" $FORCEALIGN 0)" "err EINVAL"
+expect "forcealign with a hint the allocator cannot align" \
+	"$(kt setx "$fd" $((FORCEALIGN | EXTSZINHERIT)) $((128 << 20)))" "err EINVAL"
+expect "forcealign with the inherited hint" \
+	"$(kt setx "$fd" $((FORCEALIGN | EXTSZINHERIT)) $UNIT)" ok
+expect "GET of the directory" "$(kt getx "$fd")" "xflags=0x101000 extsize=65536"
+mkdir "$fd/sub"
+: >"$fd/f"
+expect "TMPFILE in it" "$(kt tmpfile "$fd" tmp 65536)" "xflags=0x100800 extsize=65536"
+xfs_io -f -c 'pwrite -q 0 4k' "$fd/sub/g" || die "write in the subdirectory"
+expect "a new file is forcealign" "$(kt getx "$fd/f")" "xflags=0x100800 extsize=65536"
+expect "a new subdirectory hands it down" "$(kt getx "$fd/sub")" "xflags=0x101000 extsize=65536"
+expect "a file created and written at once below" "$(kt getx "$fd/sub/g")" \
+	"xflags=0x100800 extsize=65536"
+units_aligned "$fd/sub/g" $UNIT || die "$fd/sub/g is not in aligned units"
+expect "clearing forcealign on the directory keeps the hint" \
+	"$(kt setx "$fd/sub" $EXTSZINHERIT $UNIT)" ok
+: >"$fd/sub/h"
+expect "a new file there has the hint only" "$(kt getx "$fd/sub/h")" "$HINTED"
+
 # Remount keeps everything.
 remount "$UBD"
 expect "directory after remount" "$(kt getx "$d")" "$INHERIT"
 expect "subdirectory after remount" "$(kt getx "$d/a/b/c")" "$INHERIT"
 expect "root after remount" "$(kt getx "$MNT")" "xflags=0x1000 extsize=16384"
 expect "file after remount" "$(kt getx "$d/creat")" "$HINTED"
+expect "forcealign directory after remount" "$(kt getx "$fd")" "xflags=0x101000 extsize=65536"
+expect "forcealign file after remount" "$(kt getx "$fd/f")" "xflags=0x100800 extsize=65536"
 expect "tmpfile after remount" "$(kt getx "$d/tmp")" "$HINTED"
 expect "1050 files after remount" "$(kt getx "$d"/many/* | sort | uniq -c | sed 's/^ *//')" \
 	"1050 $HINTED"
