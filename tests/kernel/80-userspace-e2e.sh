@@ -150,10 +150,20 @@ else
 fi
 
 # 4. extalignd: a rule directory gets FS_XFLAG_EXTSZINHERIT, the kernel
-# hands the hint to every file created in it, 200 at once.
+# hands the hint to every file created in it, 200 at once; with forcealign
+# a second rule's directory passes forcealign on too (50 more files).
 mkdir "$MNT/db"
 CONF=$WORK/extalign.conf
 printf '[rule db]\ndirectory = %s\nextsize = 64k\ninherit = yes\n' "$MNT/db" >"$CONF"
+nfa=0
+if [ $FA = yes ]; then
+	nfa=50
+	mkdir "$MNT/dbfa"
+	printf '[rule dbfa]\ndirectory = %s\nextsize = 64k\nforcealign = yes\ninherit = yes\n' \
+		"$MNT/dbfa" >>"$CONF"
+else
+	skipped+=("extalignd with a forcealign rule")
+fi
 . "$TOP/tests/integration/daemon.bash"
 if python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>/dev/null; then
 	start_daemon "$CONF"
@@ -168,18 +178,33 @@ else
 	DAEMON_PID=$!
 	notify=no
 fi
-inherits() { [ "$(kt getx "$MNT/db")" = "xflags=0x1000 extsize=$UNIT" ]; }
-wait_until 10 inherits || { cat "$DLOG"; die "extalignd did not set inheritance on $MNT/db"; }
+# inherits DIR XFLAGS: DIR has the inheritable hint.
+inherits() { [ "$(kt getx "$1")" = "xflags=$2 extsize=$UNIT" ]; }
+wait_until 10 inherits "$MNT/db" 0x1000 ||
+	{ cat "$DLOG"; die "extalignd did not set inheritance on $MNT/db"; }
 ok "extalignd set inheritance on the rule directory"
+if [ $FA = yes ]; then
+	wait_until 10 inherits "$MNT/dbfa" 0x101000 ||
+		{ cat "$DLOG"; die "extalignd did not set inheritance with forcealign on $MNT/dbfa"; }
+	ok "extalignd set inheritance with forcealign on the forcealign rule's directory"
+fi
+# writers DIR N: start N processes, each creating and writing a file in
+# DIR, half with direct I/O, half buffered with fsync.
 pids=()
-for i in $(seq 200); do
-	if ((i % 2)); then
-		xfs_io -f -d -c 'pwrite -q -b 256k 0 256k' "$MNT/db/f$i" &
-	else
-		xfs_io -f -c 'pwrite -q 0 192k' -c fsync "$MNT/db/f$i" &
-	fi
-	pids+=($!)
-done
+writers() {
+	local i
+
+	for i in $(seq "$2"); do
+		if ((i % 2)); then
+			xfs_io -f -d -c 'pwrite -q -b 256k 0 256k' "$1/f$i" &
+		else
+			xfs_io -f -c 'pwrite -q 0 192k' -c fsync "$1/f$i" &
+		fi
+		pids+=($!)
+	done
+}
+writers "$MNT/db" 200
+[ $nfa = 0 ] || writers "$MNT/dbfa" $nfa
 for p in "${pids[@]}"; do
 	wait "$p" || die "a writer failed"
 done
@@ -188,9 +213,20 @@ expect "all 200 hinted" "$(kt getx "$MNT"/db/f* | sort | uniq -c | sed 's/^ *//'
 run 0 "$EXTALIGN" check --json "$MNT"/db/f*
 expect "all 200 aligned" "$(pj 'sorted(set(f["verdict"] for f in d["files"])), len(d["files"])')" \
 	"(['aligned'], 200)"
-wait_until 10 counter_at_least files_inherited 200 ||
-	{ cat "$DLOG"; die "extalignd counted $(counter files_inherited) inherited files, want 200"; }
-ok "extalignd counted the 200 files as inherited"
+if [ $nfa != 0 ]; then
+	expect "$nfa files with forcealign" \
+		"$(kt getx "$MNT"/dbfa/f* | sort | uniq -c | sed 's/^ *//')" \
+		"$nfa xflags=0x100800 extsize=$UNIT"
+	run 0 "$EXTALIGN" check --json "$MNT"/dbfa/f*
+	expect "all $nfa aligned" \
+		"$(pj 'sorted(set(f["verdict"] for f in d["files"])), len(d["files"])')" \
+		"(['aligned'], $nfa)"
+	expect "statx of an inherited forcealign file" "$(kt statx "$MNT/dbfa/f1")" \
+		"mask=1 attr=1 min=4096 max=$UNIT segments=1"
+fi
+wait_until 10 counter_at_least files_inherited $((200 + nfa)) ||
+	{ cat "$DLOG"; die "extalignd counted $(counter files_inherited) inherited files, want $((200 + nfa))"; }
+ok "extalignd counted the $((200 + nfa)) files as inherited"
 for c in files_late files_hinted errors unsupported; do
 	expect "extalignd counter $c" "$(counter $c)" 0
 done
