@@ -142,6 +142,7 @@ struct result {
 	bool have_statx;
 	uint32_t awu_min, awu_max, awu_segs;
 	bool probed;
+	bool measured;
 	uint64_t ops;
 	double secs;
 	double iops, mib_s;
@@ -687,6 +688,7 @@ static int run_load(const struct opts *o, int fd, int dw_fd, struct result *r)
 	pthread_barrier_destroy(&start_barrier);
 	free(w);
 
+	r->measured = true;
 	r->ops = total->count;
 	r->secs = last > t_warm_end ? (double)(last - t_warm_end) / 1e9 : 0;
 	if (!rc && (!r->ops || r->secs <= 0)) {
@@ -742,7 +744,7 @@ static void print_result(const struct opts *o, const struct result *r)
 			printf("\"awu_min\":%u,\"awu_max\":%u,\"awu_segments\":%u,", r->awu_min,
 			       r->awu_max, r->awu_segs);
 		printf("\"probe\":%s", r->probed ? "true" : "false");
-		if (!strcmp(r->status, "ok"))
+		if (r->measured && !strcmp(r->status, "ok"))
 			printf(",\"ops\":%" PRIu64 ",\"secs\":%.3f,\"iops\":%.1f,\"mib_s\":%.2f,"
 			       "\"mean_us\":%.1f,\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
 			       "\"max_us\":%.1f",
@@ -766,7 +768,7 @@ static void print_result(const struct opts *o, const struct result *r)
 	if (o->dw_path)
 		printf(" dw_batch=%u", o->dw_batch);
 	printf(" probe=%s", r->probed ? "pass" : "-");
-	if (!strcmp(r->status, "ok"))
+	if (r->measured && !strcmp(r->status, "ok"))
 		printf(" ops=%" PRIu64 " secs=%.2f iops=%.1f mib_s=%.2f mean_us=%.1f p50_us=%.1f "
 		       "p99_us=%.1f p999_us=%.1f max_us=%.1f",
 		       r->ops, r->secs, r->iops, r->mib_s, r->mean_us, r->p50_us, r->p99_us,

@@ -9,7 +9,7 @@
 #      written to a second file with RWF_DSYNC, as InnoDB does
 # Random overwrites of a preallocated, written file from several threads
 # with one write in flight each, on the guest's scsi_debug disk, each job on
-# a new ext4, in rounds that rotate the order of the jobs.  Prints IOPS, p50
+# its own ext4 (a partition), in short rounds that rotate the job order.  Prints IOPS, p50
 # and p99 latency per job (all rounds together) and the ratios a/c and b/c
 # (and a/d, b/d), with the IOPS ratio of each round to show the spread.
 # Not a test: nothing here passes or fails on speed, but a job that cannot
@@ -22,8 +22,8 @@
 # Environment: EXTALIGN_KBUILD (kernel build, as kernel/boot.sh),
 #   EXTALIGN_RUN (scratch, default /var/tmp/extalign-bench-atomic),
 #   BENCH_BS (16k), BENCH_THREADS (4,1: a pass of all jobs and rounds for
-#   each number of threads), BENCH_RUNTIME (6 s a job a round),
-#   BENCH_ROUNDS (3), BENCH_WARMUP (1 s), BENCH_SIZE_MB (64),
+#   each number of threads), BENCH_RUNTIME (3 s a job a round),
+#   BENCH_ROUNDS (6), BENCH_WARMUP (0.5 s), BENCH_SIZE_MB (64),
 #   BENCH_DW_BATCH (8 pages a doublewrite batch in d), BENCH_JOBS (a,b,c,d),
 #   BENCH_SD_DELAY (scsi_debug.delay, jiffies per command; default 0: the
 #   driver's default of 1 jiffy would make every job wait for the timer tick).
@@ -34,9 +34,9 @@ export EXTALIGN_RUN=${EXTALIGN_RUN:-/var/tmp/extalign-bench-atomic}
 LINUX=$EXTALIGN_KBUILD/build-um/linux
 BS=${BENCH_BS:-16k}
 THREADS=${BENCH_THREADS:-4,1}
-RUNTIME=${BENCH_RUNTIME:-6}
-ROUNDS=${BENCH_ROUNDS:-3}
-WARMUP=${BENCH_WARMUP:-1}
+RUNTIME=${BENCH_RUNTIME:-3}
+ROUNDS=${BENCH_ROUNDS:-6}
+WARMUP=${BENCH_WARMUP:-0.5}
 SIZE_MB=${BENCH_SIZE_MB:-64}
 JOBS=${BENCH_JOBS:-a,b,c,d}
 DW_BATCH=${BENCH_DW_BATCH:-8}
@@ -166,8 +166,8 @@ echo "  disk:    scsi_debug $(info disk) (RAM-backed), $(info disk_mb) MiB," \
 	"bytes, delay $(info sd_delay) jiffies"
 echo "  guest:   UML, $(info cpus) CPU, $(info mem_mb) MiB;" \
 	"$(cat "$OUT/guest-secs" 2>/dev/null || echo ?)s of guest time in all"
-echo "  load:    $BS random O_DIRECT overwrites, queue depth 1 per thread, ${SIZE_MB} MiB"
-echo "           preallocated written file, a new ext4 for every job and round;"
+echo "  load:    $BS random O_DIRECT overwrites, queue depth 1 per thread, of a ${SIZE_MB} MiB"
+echo "           preallocated and written file per job, each on its own ext4 (a partition);"
 echo "           $ROUNDS rounds of ${RUNTIME}s (+${WARMUP}s warmup) per job, job order rotated"
 echo "  NOTE:    scsi_debug is RAM-backed and UML is slow: the absolute figures say"
 echo "           nothing about real hardware; only the ratios within this run matter."
@@ -175,7 +175,6 @@ echo "           UML has $(info cpus) CPU: with several threads the p99 is mostl
 echo "           for the other threads' time slices; the 1-thread pass shows the write's own."
 
 bad=0
-first=1
 for n in ${PASSES//,/ }; do
 	PD=$OUT/t$n R=$PD/results
 	[ -s "$R" ] || { echo; echo "pass of $n threads: no results"; bad=1; continue; }
@@ -222,32 +221,35 @@ for n in ${PASSES//,/ }; do
 		fail) echo "job $j failed: see $OUT/guest.log"; bad=1 ;;
 		-) echo "job $j has no result: see $OUT/guest.log"; bad=1 ;;
 		esac
-		if grep "^FSCK job=$j " "$R" | grep -qv 'status=clean'; then
-			echo "job $j: e2fsck -fn after a round was not clean (see $PD/$j.r*.fsck)"
-			bad=1
-		fi
-		if grep "^KLOG job=$j " "$R" | grep -q 'status=warnings'; then
-			echo "job $j: kernel warnings, see $PD/$j.r*.dmesg"
-			bad=1
-		fi
-	done
-	[ $first = 1 ] || continue
-	first=0 kernel_said=
-	for j in a b c d; do
-		has "$j" || continue
-		line=$(grep -m1 "^MOUNT job=$j " "$R" | sed "s/^MOUNT job=$j //")
-		[ -n "$line" ] && kernel_said+="  $j: mount: $line"$'\n'
-		[ -f "$PD/$j.r1.out" ] &&
-			kernel_said+=$(grep -h -E '^# [a-z]+: (statx|probe):' "$PD/$j.r1.out" |
-				sed 's/^# /  /')$'\n'
 	done
 done
+R=$OUT/info
+for j in a b c d; do
+	has "$j" || continue
+	fsck=$(get FSCK "$j" status)
+	if [ "$fsck" != clean ]; then
+		echo "job $j: e2fsck -fn at the end: $fsck (see $OUT/setup/$j.fsck)"
+		bad=1
+	fi
+done
+if ! grep -q '^KLOG status=clean' "$R"; then
+	echo "kernel log: warnings or errors, or not checked (see $OUT/bench.dmesg)"
+	bad=1
+fi
 echo
 echo "(c is the write alone; a database without untorn writes also pays for a"
 echo " doublewrite buffer, which d adds: a/d and b/d compare with that whole cost)"
 echo
-echo "what the kernel said (mount, and atomic-write inside the guest, first round):"
-printf '%s' "$kernel_said"
+echo "what the kernel said (mount; atomic-write's statx and RWF_ATOMIC probe at setup):"
+for j in a b c d; do
+	has "$j" || continue
+	line=$(grep -m1 "^MOUNT job=$j " "$R" | sed "s/^MOUNT job=$j //")
+	[ -n "$line" ] && echo "  $j: mount: $line"
+	[ -f "$OUT/setup/$j.out" ] &&
+		grep -h -E '^# [a-z]+: (statx|probe):' "$OUT/setup/$j.out" | sed 's/^# /  /'
+done
+echo "  fsck at the end: $(grep '^FSCK ' "$R" | sed 's/^FSCK job=\([a-z]*\) status=/\1 /' |
+	paste -sd, | sed 's/,/, /g'); kernel log: $(sed -n 's/^KLOG status=//p' "$R")"
 echo
 echo "raw results: $OUT/t*/results (guest log: $OUT/guest.log)"
 exit $bad
