@@ -261,18 +261,19 @@ unaligned() {
 
 # realign_case FILE [--force]
 realign_case() {
-	local file=$1 force=${2:-}
+	local file=$1 force=${2:-} what
 
+	what="realign${2:+ $2}"
 	unaligned "$file"
 	run 0 "$EXTALIGN" realign --extsize 64k $force --state-dir "$WORK/realign" --json "$file"
-	expect "realign $force: outcome" "$(pj 'd["files"][0]["outcome"]')" done
+	expect "$what: outcome" "$(pj 'd["files"][0]["outcome"]')" done
 	run 0 "$EXTALIGN" check "$file"
 	run 0 "$EXTALIGN" get --json "$file"
-	expect "realign $force: extsize" "$(pj 'd["files"][0]["extsize"]')" $UNIT
-	expect "realign $force: forcealign" "$(pj 'd["files"][0]["forcealign"]')" \
+	expect "$what: extsize" "$(pj 'd["files"][0]["extsize"]')" $UNIT
+	expect "$what: forcealign" "$(pj 'd["files"][0]["forcealign"]')" \
 		"$([ -n "$force" ] && echo True || echo False)"
-	cmp "$file" "$WORK/${file##*/}.orig" || die "realign $force changed the data of $file"
-	ok "realign $force kept the data"
+	cmp "$file" "$WORK/${file##*/}.orig" || die "$what changed the data of $file"
+	ok "$what kept the data"
 	if [ -n "$force" ]; then
 		expect "realign --force: statx" "$(kt statx "$file")" \
 			"mask=1 attr=1 min=4096 max=$UNIT segments=1"
