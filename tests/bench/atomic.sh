@@ -139,6 +139,11 @@ quantile() {
 			printf "%.1f\n", v[i] / 1000
 		}'
 }
+median() { # X...: the median of the numbers (n/a ones left out)
+	printf '%s\n' "$@" | grep -v n/a | sort -n | awk '{ v[NR] = $1 }
+		END { if (!NR) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2];
+		      else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 ratio() { # A B: A/B to 2 places, or n/a
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		if (a == "-" || b == "-" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'
@@ -206,14 +211,15 @@ for n in ${PASSES//,/ }; do
 			echo "  $pair  n/a ($j: $(status "$j"), $base: $(status "$base"))"
 			continue
 		fi
-		per=
+		per=()
 		for k in $(rounds_of "$j"); do
-			per+=" $(ratio "$(iops "$j" "$k")" "$(iops "$base" "$k")")"
+			per+=("$(ratio "$(iops "$j" "$k")" "$(iops "$base" "$k")")")
 		done
-		printf '  %s  IOPS %s  p50 %s  p99 %s   (IOPS by round:%s)\n' "$pair" \
+		printf '  %s  IOPS %s  p50 %s  p99 %s   (IOPS by round: %s; median %s)\n' "$pair" \
 			"$(ratio "$(iops "$j")" "$(iops "$base")")" \
 			"$(ratio "$(quantile "$j" 0.50)" "$(quantile "$base" 0.50)")" \
-			"$(ratio "$(quantile "$j" 0.99)" "$(quantile "$base" 0.99)")" "$per"
+			"$(ratio "$(quantile "$j" 0.99)" "$(quantile "$base" 0.99)")" "${per[*]}" \
+			"$(median "${per[@]}")"
 	done
 	for j in a b c d; do
 		has "$j" || continue
