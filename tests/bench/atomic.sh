@@ -9,9 +9,10 @@
 #      written to a second file with RWF_DSYNC, as InnoDB does
 # Random overwrites of a preallocated, written file from several threads
 # with one write in flight each, on the guest's scsi_debug disk, each job on
-# its own ext4 (a partition), in short rounds that rotate the job order.  Prints IOPS, p50
-# and p99 latency per job (all rounds together) and the ratios a/c and b/c
-# (and a/d, b/d), with the IOPS ratio of each round to show the spread.
+# its own ext4 (a partition), in short rounds that rotate the job order.
+# Prints IOPS, p50 and p99 latency per job (all rounds together) and the
+# ratios a/c and b/c (and a/d, b/d), with the IOPS ratio of each round and
+# their median to show the spread.
 # Not a test: nothing here passes or fails on speed, but a job that cannot
 # run says why, and the atomic jobs run only after the kernel proved that it
 # honours RWF_ATOMIC.  Exit status 1 if a job failed or left fsck errors or
@@ -26,7 +27,9 @@
 #   BENCH_ROUNDS (6), BENCH_WARMUP (0.5 s), BENCH_SIZE_MB (64),
 #   BENCH_DW_BATCH (8 pages a doublewrite batch in d), BENCH_JOBS (a,b,c,d),
 #   BENCH_SD_DELAY (scsi_debug.delay, jiffies per command; default 0: the
-#   driver's default of 1 jiffy would make every job wait for the timer tick).
+#   driver's default of 1 jiffy would make every job wait for the timer tick),
+#   BENCH_SD_NDELAY (scsi_debug.ndelay in ns; UML has no high resolution
+#   timers, so anything but 0 becomes a tick too).
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 export EXTALIGN_KBUILD=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
@@ -238,6 +241,11 @@ for j in a b c d; do
 		bad=1
 	fi
 done
+guest_rc=$(cat "$OUT/rc" 2>/dev/null || echo ?)
+if [ "$guest_rc" != 0 ]; then
+	echo "the guest's benchmark script exited $guest_rc (see $OUT/guest.log)"
+	bad=1
+fi
 if ! grep -q '^KLOG status=clean' "$R"; then
 	echo "kernel log: warnings or errors, or not checked (see $OUT/bench.dmesg)"
 	bad=1
