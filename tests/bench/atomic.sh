@@ -74,10 +74,12 @@ run_guest() {
 	[ -n "$SD_DELAY" ] && args+=(scsi_debug.delay="$SD_DELAY")
 	[ -n "$SD_NDELAY" ] && args+=(scsi_debug.ndelay="$SD_NDELAY")
 	t0=$(date +%s)
+	load0=$(cut -d' ' -f1 /proc/loadavg)
 	"$TOP/kernel/boot.sh" "$TOP/tests/bench/atomic-guest.sh" "$OUT" "${args[@]}" \
 		>"$EXTALIGN_RUN/console.log" 2>&1
 	rc=$?
 	echo "$(($(date +%s) - t0))" >"$OUT/guest-secs"
+	echo "$load0 $(cut -d' ' -f1 /proc/loadavg) $(nproc)" >"$OUT/host-load"
 	echo "$LINUX" >"$OUT/kernel-path"
 	[ -f "$EXTALIGN_KBUILD/READY" ] && head -n 1 "$EXTALIGN_KBUILD/READY" >"$OUT/kernel-ready"
 	if [ ! -f "$OUT/done" ] || [ ! -s "$OUT/info" ]; then
@@ -174,6 +176,11 @@ echo "  disk:    scsi_debug $(info disk) (RAM-backed), $(info disk_mb) MiB," \
 	"bytes, delay $(info sd_delay) jiffies"
 echo "  guest:   UML, $(info cpus) CPU, $(info mem_mb) MiB;" \
 	"$(cat "$OUT/guest-secs" 2>/dev/null || echo ?)s of guest time in all"
+if [ -s "$OUT/host-load" ]; then
+	read -r l0 l1 ncpu <"$OUT/host-load"
+	echo "  host:    $ncpu CPUs, load average $l0 at the start, $l1 at the end (a shared"
+	echo "           host's load moves the figures; the rounds spread it over all jobs)"
+fi
 echo "  load:    $BS random O_DIRECT overwrites, queue depth 1 per thread, of a ${SIZE_MB} MiB"
 echo "           preallocated and written file per job, each on its own ext4 (a partition);"
 echo "           $ROUNDS rounds of ${RUNTIME}s (+${WARMUP}s warmup) per job, job order rotated"
