@@ -202,8 +202,13 @@ bool rl_swap_unavailable(int err)
 	return unavailable(err);
 }
 
-/* Size, mtime and ctime as at the start, and our lease still whole. */
-int rl_unchanged(const struct rl_ctx *c)
+/*
+ * Size, link count, mtime and, unless @exchanged, ctime as at the start,
+ * and our lease still whole.  RENAME_EXCHANGE sets the ctime of both inodes
+ * on ext4 (not on XFS), so after our exchange ctime tells nothing: the
+ * lease (nobody opened the file) and mtime (nobody wrote it) remain.
+ */
+static int unchanged(const struct rl_ctx *c, bool exchanged)
 {
 	struct stat st;
 
@@ -213,11 +218,17 @@ int rl_unchanged(const struct rl_ctx *c)
 		return negative_errno();
 	if (st.st_size != c->st.st_size || st.st_nlink != c->st.st_nlink ||
 	    st.st_mtim.tv_sec != c->st.st_mtim.tv_sec ||
-	    st.st_mtim.tv_nsec != c->st.st_mtim.tv_nsec ||
-	    st.st_ctim.tv_sec != c->st.st_ctim.tv_sec ||
-	    st.st_ctim.tv_nsec != c->st.st_ctim.tv_nsec)
+	    st.st_mtim.tv_nsec != c->st.st_mtim.tv_nsec)
+		return -ESTALE;
+	if (!exchanged && (st.st_ctim.tv_sec != c->st.st_ctim.tv_sec ||
+			   st.st_ctim.tv_nsec != c->st.st_ctim.tv_nsec))
 		return -ESTALE;
 	return 0;
+}
+
+int rl_unchanged(const struct rl_ctx *c)
+{
+	return unchanged(c, false);
 }
 
 static int link_tmpfile(int tmpfd, int dirfd, const char *name)
@@ -292,7 +303,7 @@ int rl_swap_rename(struct rl_ctx *c)
 	}
 	if (exchanged) {
 		rl_progress(c, EA_PHASE_EXCHANGED, 0, 0);
-		r = rl_unchanged(c);
+		r = unchanged(c, true);
 		if (r < 0) {
 			if (renameat2(c->dirfd, name, c->dirfd, c->base, RENAME_EXCHANGE) < 0) {
 				/* The copy is complete and in place; keep going. */
