@@ -140,8 +140,14 @@ timer_end build
 # changed (a cold run pays for one full build, not two).  Afterwards the
 # files the series touches get their mtimes back, so that the UML build
 # and the KUnit build stay current.  A patch whose tree (git tree id)
-# built before is not built again: a run on an unchanged series skips it.
+# built before with the same config fragment is not built again: a run on
+# an unchanged series skips it.
 bisect_ok=$KB/bisect-ok
+# bisect_key COMMIT: what a build of COMMIT depends on, its tree and the
+# config fragment.
+bisect_key() {
+	echo "$(git -C "$SRC" rev-parse "$1^{tree}")-$(sha256sum <"$HERE/config.fragment" | cut -c1-16)"
+}
 # (Earlier versions bisected in a worktree of their own: drop it.)
 if [ -d "$KB/bisect-src" ]; then
 	rm -rf "$KB/bisect-src"
@@ -159,7 +165,7 @@ else
 	mkdir -p "$bisect_ok"
 	todo=()
 	for ((i = ${#COMMITS[@]} - 2; i >= 0; i--)); do
-		tree=$(git -C "$SRC" rev-parse "${COMMITS[$i]}^{tree}")
+		tree=$(bisect_key "${COMMITS[$i]}")
 		if [ -e "$bisect_ok/$tree" ]; then
 			report PASS "bisect/$((i + 1))" "$(git -C "$SRC" log -1 --format=%s "${COMMITS[$i]}"): built before"
 		else
@@ -182,7 +188,7 @@ else
 			if git -C "$SRC" checkout -q --detach "$c" &&
 			   build_kernel "$SRC" "$BISECT_BUILD" "$log"; then
 				report PASS "bisect/$((i + 1))" "$name"
-				touch "$bisect_ok/$(git -C "$SRC" rev-parse "$c^{tree}")"
+				touch "$bisect_ok/$(bisect_key "$c")"
 			else
 				report FAIL "bisect/$((i + 1))" "$name"
 				grep -E 'error|Error' "$log" | head -20 | sed 's/^/    /'

@@ -165,19 +165,10 @@ else
 	skipped+=("extalignd with a forcealign rule")
 fi
 . "$TOP/tests/integration/daemon.bash"
-if python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>/dev/null; then
-	start_daemon "$CONF"
-	notify=yes
-else
-	# A kernel without AF_UNIX (CONFIG_NET, CONFIG_UNIX off) has no
-	# NOTIFY_SOCKET to offer and so no READY=1 to wait for: the rule
-	# directory's hint below is the daemon's sign of life instead.
-	echo "note: no AF_UNIX sockets in this kernel: extalignd runs without NOTIFY_SOCKET"
-	"$EXTALIGND" --foreground --config "$CONF" --state-dir "$RUNDIR" --log-target stderr -v \
-		2>"$DLOG" &
-	DAEMON_PID=$!
-	notify=no
-fi
+# kernel/config.fragment has AF_UNIX for the daemon's NOTIFY_SOCKET.
+python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)' ||
+	die "no AF_UNIX sockets in this kernel (CONFIG_UNIX)"
+start_daemon "$CONF"
 # inherits DIR XFLAGS: DIR has the inheritable hint.
 inherits() { [ "$(kt getx "$1")" = "xflags=$2 extsize=$UNIT" ]; }
 wait_until 10 inherits "$MNT/db" 0x1000 ||
@@ -230,15 +221,7 @@ ok "extalignd counted the $((200 + nfa)) files as inherited"
 for c in files_late files_hinted errors unsupported; do
 	expect "extalignd counter $c" "$(counter $c)" 0
 done
-if [ $notify = yes ]; then
-	stop_daemon
-else
-	kill -TERM "$DAEMON_PID"
-	rc=0
-	wait "$DAEMON_PID" || rc=$?
-	DAEMON_PID=
-	[ $rc = 0 ] || { cat "$DLOG"; die "extalignd exited $rc on SIGTERM"; }
-fi
+stop_daemon
 ok "extalignd stopped on SIGTERM"
 
 # 5. realign: files written before any hint, their 4 KiB blocks
