@@ -50,63 +50,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Newer than glibc 2.36 and the Linux 6.1 uapi headers of Debian 12. */
-#ifndef RWF_ATOMIC
-#define RWF_ATOMIC 0x00000040
-#endif
-#ifndef STATX_WRITE_ATOMIC
-#define STATX_WRITE_ATOMIC 0x00010000U
-#endif
-#ifndef STATX_ATTR_WRITE_ATOMIC
-#define STATX_ATTR_WRITE_ATOMIC 0x00400000ULL
-#endif
-/* Our ext4 series' value (see include/extalign/uapi.h). */
-#ifndef FS_XFLAG_FORCEALIGN
-#define FS_XFLAG_FORCEALIGN 0x00100000
-#endif
-
 /*
- * struct statx of the Linux 6.11 uapi, under our own name: glibc 2.36's
- * struct statx ends in padding where the atomic write fields now are.
+ * RWF_ATOMIC, the statx atomic write fields and FS_XFLAG_FORCEALIGN are
+ * newer than Debian 12's headers: take them, and struct ea_statx, from
+ * extalign's own headers rather than a copy.
  */
-struct aw_statx_ts {
-	int64_t tv_sec;
-	uint32_t tv_nsec;
-	int32_t reserved;
-};
+#include "extalign/atomic.h"
+#include "extalign/uapi.h"
 
-struct aw_statx {
-	uint32_t stx_mask;
-	uint32_t stx_blksize;
-	uint64_t stx_attributes;
-	uint32_t stx_nlink;
-	uint32_t stx_uid;
-	uint32_t stx_gid;
-	uint16_t stx_mode;
-	uint16_t spare0;
-	uint64_t stx_ino;
-	uint64_t stx_size;
-	uint64_t stx_blocks;
-	uint64_t stx_attributes_mask;
-	struct aw_statx_ts stx_atime, stx_btime, stx_ctime, stx_mtime;
-	uint32_t stx_rdev_major;
-	uint32_t stx_rdev_minor;
-	uint32_t stx_dev_major;
-	uint32_t stx_dev_minor;
-	uint64_t stx_mnt_id;
-	uint32_t stx_dio_mem_align;
-	uint32_t stx_dio_offset_align;
-	uint64_t stx_subvol;
-	uint32_t stx_atomic_write_unit_min;
-	uint32_t stx_atomic_write_unit_max;
-	uint32_t stx_atomic_write_segments_max;
-	uint32_t spare1;
-	uint64_t spare3[9];
-};
-
-_Static_assert(offsetof(struct aw_statx, stx_atomic_write_unit_min) == 0xa8,
+_Static_assert(offsetof(struct ea_statx, stx_atomic_write_unit_min) == 0xa8,
 	       "statx layout differs from the kernel uapi");
-_Static_assert(sizeof(struct aw_statx) == 0x100, "statx size differs from the kernel uapi");
+_Static_assert(sizeof(struct ea_statx) == 0x100, "statx size differs from the kernel uapi");
 
 #define ALIGN	 4096
 #define FILL_BUF (1024 * 1024)
@@ -466,7 +420,7 @@ static int read_hints(int fd, struct result *r)
 
 static void read_statx(const struct opts *o, struct result *r)
 {
-	struct aw_statx stx;
+	struct ea_statx stx;
 
 	memset(&stx, 0, sizeof(stx));
 	if (syscall(SYS_statx, AT_FDCWD, o->path, 0, STATX_WRITE_ATOMIC, &stx) < 0) {

@@ -65,7 +65,7 @@ run_guest() {
 	fi
 	mkdir -p "$EXTALIGN_RUN"
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-		-o "$tool" "$TOP/tests/bench/atomic-write.c" || exit 1
+		-I"$TOP/include" -o "$tool" "$TOP/tests/bench/atomic-write.c" || exit 1
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
 	args=(BENCH_TOOL="$tool" BENCH_BS="$BS" BENCH_THREADS="$THREADS"
