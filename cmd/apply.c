@@ -138,19 +138,18 @@ static int apply_one(struct apply_run *run, const struct target *t)
 static int visit(const struct ea_walk_entry *e, void *userdata)
 {
 	struct apply_run *run = userdata;
-	struct target t = { .path = e->path, .fd = e->fd, .st = e->st, .fs = run->root->fs };
+	const char *why;
+	struct target t;
 
-	switch (e->kind) {
-	case EA_WALK_DIR:
-	case EA_WALK_FILE:
+	switch (walk_entry_classify(e, run->root, &t, &why)) {
+	case ENTRY_DIR:
+	case ENTRY_EMPTY_FILE:
+	case ENTRY_FILE_WITH_DATA:
 		return apply_one(run, &t);
-	case EA_WALK_ERROR:
-		warnx("%s: %s", e->path, strerror(-e->err));
+	case ENTRY_FAILED:
 		run->status = exit_worst(run->status, EXIT_FAILED);
 		return 0;
-	case EA_WALK_SYMLINK:
-	case EA_WALK_OTHER:
-	case EA_WALK_OTHER_FS:
+	case ENTRY_SKIPPED:
 		run->skipped++;
 		return 0;
 	}
