@@ -100,7 +100,10 @@ static void usage_show(FILE *out)
 	      out);
 }
 
-/* Load, print every diagnostic.  EXIT_OK or EXIT_FAILED. */
+/*
+ * Load, print every diagnostic.  EXIT_OK, EXIT_NEGATIVE for a configuration
+ * read but found invalid, EXIT_FAILED for one that could not be read.
+ */
 static int load(const struct policy_opts *o, struct ea_policy **ret)
 {
 	const struct config_paths paths = {
@@ -110,7 +113,9 @@ static int load(const struct policy_opts *o, struct ea_policy **ret)
 		.projects = o->projects,
 	};
 
-	return config_load(&paths, ret);
+	int r = config_read(&paths, ret);
+
+	return r == -EINVAL ? EXIT_NEGATIVE : r < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 static void tablep(struct libscols_table **tb)
@@ -308,8 +313,10 @@ static char *rule_place(const struct ea_rule *r)
 	int n;
 
 	if (r->kind == EA_RULE_DIRECTORY)
-		n = asprintf(&s, "directory %s%s%s", r->directory, r->n_match ? ", match " : "",
-			     globs);
+		n = asprintf(&s, "directory %s%s%s%s%s%s", r->directory,
+			     r->directory_link ? " (through the link " : "",
+			     r->directory_link ?: "", r->directory_link ? ")" : "",
+			     r->n_match ? ", match " : "", globs);
 	else
 		n = asprintf(&s, "project %s (%u)%s%s%s%s", r->project, r->projid,
 			     r->filesystem ? " on " : "", r->filesystem ?: "",
@@ -589,8 +596,8 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 static int show_rules(const struct ea_policy *p, bool json)
 {
 	_cleanup_(tablep) struct libscols_table *tb = new_table("rules", json);
-	struct libscols_column *name, *defined, *kind, *target, *fs, *match, *exclude, *extsize,
-		*force, *inherit, *realign;
+	struct libscols_column *name, *defined, *kind, *target, *link, *fs, *match, *exclude,
+		*extsize, *force, *inherit, *realign;
 	/*
 	 * Glob lists stay one string, as in the config: smartcols 2.38 prints an
 	 * empty JSON array as [null], which no reader expects.
@@ -602,6 +609,8 @@ static int show_rules(const struct ea_policy *p, bool json)
 	defined = new_column(tb, json ? "defined" : "DEFINED", 0, 0, SCOLS_JSON_STRING);
 	kind = new_column(tb, json ? "kind" : "KIND", 0, 0, SCOLS_JSON_STRING);
 	target = new_column(tb, json ? "target" : "TARGET", 0, 0, SCOLS_JSON_STRING);
+	/* A directory written through symbolic links, resolved at load time. */
+	link = new_column(tb, json ? "link" : "LINK", 0, 0, SCOLS_JSON_STRING);
 	fs = new_column(tb, json ? "filesystem" : "FILESYSTEM", 0, 0, SCOLS_JSON_STRING);
 	match = new_column(tb, json ? "match" : "MATCH", 0, 0, arr);
 	exclude = new_column(tb, json ? "exclude" : "EXCLUDE", 0, 0, arr);
@@ -619,9 +628,10 @@ static int show_rules(const struct ea_policy *p, bool json)
 		set(ln, name, r->name);
 		setf(ln, defined, "%s:%u", r->file, r->line);
 		set(ln, kind, r->kind == EA_RULE_DIRECTORY ? "directory" : "project");
-		if (r->kind == EA_RULE_DIRECTORY)
+		if (r->kind == EA_RULE_DIRECTORY) {
 			set(ln, target, r->directory);
-		else
+			set(ln, link, r->directory_link);
+		} else
 			setf(ln, target, "%s (%u)", r->project, r->projid);
 		set(ln, fs, r->filesystem);
 		if (r->n_match &&
@@ -742,6 +752,9 @@ static int run_command(const struct policy_command *cmd, int argc, char **argv)
 		}
 	}
 	rc = load(&o, &p);
+	/* check answers a question: "not valid" is its negative answer. */
+	if (rc == EXIT_NEGATIVE && cmd->run != run_check)
+		rc = EXIT_FAILED;
 	if (rc != EXIT_OK)
 		return rc;
 	rc = cmd->run(&o, p, argv + optind, argc - optind);
