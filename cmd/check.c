@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check-map.h"
 #include "cmd.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
@@ -30,6 +31,7 @@ static const struct column_def columns[] = {
 struct check_opts {
 	uint32_t unit; /* 0: each file's own hint */
 	bool json, verbose;
+	bool map, color; /* --map (check-map.c) instead of the table */
 };
 
 static void usage(FILE *out)
@@ -44,6 +46,8 @@ static void usage(FILE *out)
 	      "  -e, --extsize SIZE  check against SIZE instead of each file's hint\n"
 	      "  -J, --json          JSON output\n"
 	      "  -v, --verbose       list every extent after the table\n"
+	      "  -m, --map           draw each file, one character per unit, instead\n"
+	      "      --color[=WHEN]  colour the map: auto (default), always, never\n"
 	      "  -h, --help          show this help\n",
 	      out);
 }
@@ -102,6 +106,10 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 		return r == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_FAILED;
 	}
 	ea_align_analyze(ext, n, unit, (uint64_t)t->st.st_size, &rep);
+	if (o->map) {
+		check_map_print(t->path, ext, n, unit, (uint64_t)t->st.st_size, o->color);
+		return ea_align_report_ok(&rep) ? EXIT_OK : EXIT_NEGATIVE;
+	}
 
 	if (!rep.extents)
 		verdict = "empty";
@@ -135,19 +143,24 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 
 int cmd_check(int argc, char **argv)
 {
+	enum { OPT_COLOR = 256 };
 	static const struct option longopts[] = {
 		{ "extsize", required_argument, NULL, 'e' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "map", no_argument, NULL, 'm' },
+		{ "color", optional_argument, NULL, OPT_COLOR },
+		{ "colour", optional_argument, NULL, OPT_COLOR },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	_cleanup_table_ struct libscols_table *tb = NULL;
 	struct check_opts o = { 0 };
+	int color = MAP_COLOR_AUTO;
 	bool logical_only = false;
 	int c, status = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "e:Jvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:Jmvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_extsize_arg("--extsize", optarg, &o.unit) != EXIT_OK)
@@ -159,6 +172,16 @@ int cmd_check(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case 'm':
+			o.map = true;
+			break;
+		case OPT_COLOR:
+			color = map_color_parse(optarg);
+			if (color < 0) {
+				warnx("--color '%s': use auto, always or never", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -167,6 +190,11 @@ int cmd_check(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (o.map && o.json) {
+		warnx("--map draws for people; it does not go with --json");
+		return EXIT_USAGE;
+	}
+	o.color = map_color_enabled(color);
 	if (optind >= argc) {
 		warnx("no file given");
 		fprintf(stderr, USAGE_HINT, "check");
@@ -184,8 +212,9 @@ int cmd_check(int argc, char **argv)
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	table_print(tb, o.json);
-	if (logical_only && !o.json)
+	if (!o.map)
+		table_print(tb, o.json);
+	if (logical_only && !o.json && !o.map)
 		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
 		      "on\n"
 		      "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"
