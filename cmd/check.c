@@ -22,15 +22,15 @@ static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_UNIT] = { "unit", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_EXTENTS] = { "extents", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISLOG] = { "misaligned-logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISPHYS] = { "misaligned-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_UNKNOWN] = { "unknown-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISLOG] = { "misaligned_logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISPHYS] = { "misaligned_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_UNKNOWN] = { "unknown_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_VERDICT] = { "verdict", 10, 0, SCOLS_JSON_STRING },
 };
 
 struct check_opts {
 	uint32_t unit; /* 0: each file's own hint */
-	bool json, verbose;
+	bool json, verbose, bytes, noheadings, recursive;
 	bool map, color; /* --map (check-map.c) instead of the table */
 };
 
@@ -45,6 +45,10 @@ static void usage(FILE *out)
 	      "Options:\n"
 	      "  -e, --extsize SIZE  check against SIZE instead of each file's hint\n"
 	      "  -J, --json          JSON output\n"
+	      "  -b, --bytes         print the unit in bytes\n"
+	      "      --noheadings    do not print a header line\n"
+	      "  -R, --recursive     check every file below each directory given\n"
+	      "                      (one filesystem, no symlinks)\n"
 	      "  -v, --verbose       list every extent after the table\n"
 	      "  -m, --map           draw each file, one character per unit, instead\n"
 	      "      --color[=WHEN]  colour the map: auto (default), always, never\n"
@@ -71,9 +75,18 @@ static void print_extents(const char *path, const struct ea_extent *ext, size_t 
 	}
 }
 
-static int check_one(struct libscols_table *tb, const struct target *t, const struct check_opts *o,
-		     bool *logical_only)
+struct check_run {
+	struct libscols_table *tb;
+	const struct check_opts *o;
+	bool logical_only;
+};
+
+static int check_one(const struct target *t, void *userdata)
 {
+	struct check_run *run = userdata;
+	struct libscols_table *tb = run->tb;
+	const struct check_opts *o = run->o;
+	bool *logical_only = &run->logical_only;
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
 	struct libscols_line *ln;
@@ -85,7 +98,7 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 	int r;
 
 	if (S_ISDIR(t->st.st_mode)) {
-		warnx("%s: is a directory; check takes files", t->path);
+		warnx("%s: is a directory; check takes files (-R checks those below it)", t->path);
 		return EXIT_FAILED;
 	}
 	if (!unit) {
@@ -124,7 +137,7 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 
 	ln = table_add_line(tb, NULL);
 	table_set(ln, COL_PATH, t->path);
-	if (o->json)
+	if (o->json || o->bytes)
 		table_set_u64(ln, COL_UNIT, unit);
 	else
 		table_set(ln, COL_UNIT, ea_size_format(unit, buf));
@@ -143,11 +156,14 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 
 int cmd_check(int argc, char **argv)
 {
-	enum { OPT_COLOR = 256 };
+	enum { OPT_COLOR = 256, OPT_NOHEADINGS };
 	static const struct option longopts[] = {
 		{ "extsize", required_argument, NULL, 'e' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "noheadings", no_argument, NULL, OPT_NOHEADINGS },
+		{ "recursive", no_argument, NULL, 'R' },
 		{ "map", no_argument, NULL, 'm' },
 		{ "color", optional_argument, NULL, OPT_COLOR },
 		{ "colour", optional_argument, NULL, OPT_COLOR },
@@ -157,10 +173,10 @@ int cmd_check(int argc, char **argv)
 	_cleanup_table_ struct libscols_table *tb = NULL;
 	struct check_opts o = { 0 };
 	int color = MAP_COLOR_AUTO;
-	bool logical_only = false;
+	struct check_run run = { .o = &o };
 	int c, status = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "e:Jmvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:JbRmvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_extsize_arg("--extsize", optarg, &o.unit) != EXIT_OK)
@@ -174,6 +190,15 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'm':
 			o.map = true;
+			break;
+		case 'b':
+			o.bytes = true;
+			break;
+		case OPT_NOHEADINGS:
+			o.noheadings = true;
+			break;
+		case 'R':
+			o.recursive = true;
 			break;
 		case OPT_COLOR:
 			color = map_color_parse(optarg);
@@ -201,20 +226,20 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, false);
+	tb = run.tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, o.noheadings);
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
 		int r = target_open(argv[i], &t);
 
 		if (r == EXIT_OK)
-			r = check_one(tb, &t, &o, &logical_only);
+			r = walk_targets(&t, o.recursive, true, check_one, &run);
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
 	if (!o.map)
 		table_print(tb, o.json);
-	if (logical_only && !o.json && !o.map)
+	if (run.logical_only && !o.json && !o.map)
 		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
 		      "on\n"
 		      "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"

@@ -72,6 +72,18 @@ enum entry_class {
 enum entry_class walk_entry_classify(const struct ea_walk_entry *e, const struct target *top,
 				     struct target *ret, const char **why);
 
+/* Called for each path of a command; returns an exit code. */
+typedef int (*target_fn)(const struct target *t, void *userdata);
+
+/*
+ * Call fn for top and, when recursive and top is a directory, for every
+ * directory and regular file below it (with files_only: regular files only,
+ * top not either).  Stops at the first EXIT_UNSUPPORTED.  Returns the worst
+ * exit code.
+ */
+int walk_targets(const struct target *top, bool recursive, bool files_only, target_fn fn,
+		 void *userdata);
+
 /* "-h" and "--help" shared handling: print usage to stdout, exit 0. */
 #define USAGE_HINT "Try 'extalign %s --help' for more information.\n"
 

@@ -32,6 +32,7 @@ struct policy_opts {
 	const char *project; /* explain --project */
 	uint32_t project_id; /* ... resolved */
 	bool json;
+	bool noheadings;
 	bool quiet;
 	bool daemon;
 };
@@ -39,6 +40,7 @@ struct policy_opts {
 enum {
 	OPT_PROJID = 0x100,
 	OPT_PROJECTS,
+	OPT_NOHEADINGS,
 };
 
 #define COMMON_OPTIONS                                                 \
@@ -84,8 +86,9 @@ static void usage_explain(FILE *out)
 	      "why they lost.  A path need not exist (a trailing '/' makes it a directory).\n"
 	      "Exit status: 0 a rule applies to every path, 1 some path has none.\n\n"
 	      "Options:\n" COMMON_HELP
-	      "  -p, --project ID|NAME  take this project id instead of the path's own\n"
+	      "      --project ID|NAME  take this project id instead of the path's own\n"
 	      "  -J, --json             JSON output\n"
+	      "      --noheadings       do not print the tables' header lines\n"
 	      "  -h, --help             show this help\n",
 	      out);
 }
@@ -95,6 +98,7 @@ static void usage_show(FILE *out)
 	fputs("Usage: extalign policy show [options]\n\n"
 	      "List the effective rules after drop-ins, or the [daemon] settings.\n\n"
 	      "Options:\n" COMMON_HELP "  -D, --daemon           the [daemon] settings instead\n"
+	      "      --noheadings       do not print the header line\n"
 	      "  -J, --json             JSON output (sizes in bytes)\n"
 	      "  -h, --help             show this help\n",
 	      out);
@@ -123,13 +127,14 @@ static void tablep(struct libscols_table **tb)
 	scols_unref_table(*tb);
 }
 
-static struct libscols_table *new_table(const char *name, bool json)
+static struct libscols_table *new_table(const char *name, bool json, bool noheadings)
 {
 	struct libscols_table *tb = scols_new_table();
 
 	if (!tb || scols_table_set_name(tb, name) < 0)
 		errx(EXIT_FAILED, "out of memory");
 	scols_table_enable_json(tb, json);
+	scols_table_enable_noheadings(tb, noheadings);
 	return tb;
 }
 
@@ -406,7 +411,7 @@ static int run_explain(const struct policy_opts *o, const struct ea_policy *p, c
 
 	struct explain_cols jc = { 0 };
 	if (o->json) {
-		json_tb = new_table("explain", true);
+		json_tb = new_table("explain", true, false);
 		jc.path = new_column(json_tb, "path", 0, 0, SCOLS_JSON_STRING);
 		jc.type = new_column(json_tb, "type", 0, 0, SCOLS_JSON_STRING);
 		jc.projid = new_column(json_tb, "projid", 0, 0, SCOLS_JSON_NUMBER);
@@ -444,7 +449,7 @@ static int run_explain(const struct policy_opts *o, const struct ea_policy *p, c
 			rc = exit_worst(rc, EXIT_NEGATIVE);
 
 		if (!o->json) {
-			tb = new_table("explain", false);
+			tb = new_table("explain", false, o->noheadings);
 			tc.rule = new_column(tb, "RULE", 0, 0, SCOLS_JSON_STRING);
 			tc.verdict = new_column(tb, "VERDICT", 0, 0, SCOLS_JSON_STRING);
 			tc.defined = new_column(tb, "DEFINED", 0, 0, SCOLS_JSON_STRING);
@@ -545,7 +550,7 @@ static char *windows_str(const struct ea_daemon_conf *d)
 
 static int show_daemon(const struct ea_daemon_conf *d, bool json)
 {
-	_cleanup_(tablep) struct libscols_table *tb = new_table("daemon", json);
+	_cleanup_(tablep) struct libscols_table *tb = new_table("daemon", json, false);
 	static const char *const watch[] = { "auto", "fanotify", "inotify" };
 	int size_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
 	struct libscols_line *ln;
@@ -593,9 +598,9 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 	return EXIT_OK;
 }
 
-static int show_rules(const struct ea_policy *p, bool json)
+static int show_rules(const struct ea_policy *p, bool json, bool noheadings)
 {
-	_cleanup_(tablep) struct libscols_table *tb = new_table("rules", json);
+	_cleanup_(tablep) struct libscols_table *tb = new_table("rules", json, noheadings);
 	struct libscols_column *name, *defined, *kind, *target, *link, *fs, *match, *exclude,
 		*extsize, *force, *inherit, *realign;
 	/*
@@ -658,7 +663,7 @@ static int run_show(const struct policy_opts *o, const struct ea_policy *p, char
 {
 	(void)paths;
 	(void)n_paths;
-	return o->daemon ? show_daemon(&p->daemon, o->json) : show_rules(p, o->json);
+	return o->daemon ? show_daemon(&p->daemon, o->json) : show_rules(p, o->json, o->noheadings);
 }
 
 /* ---- the part every policy command shares ---- */
@@ -679,12 +684,14 @@ static const struct policy_command {
 	  (const struct option[]){ COMMON_OPTIONS,
 				   { "json", no_argument, NULL, 'J' },
 				   { "project", required_argument, NULL, 'p' },
+				   { "noheadings", no_argument, NULL, OPT_NOHEADINGS },
 				   {} },
 	  usage_explain, true, run_explain },
 	{ "show", "c:d:DJh",
 	  (const struct option[]){ COMMON_OPTIONS,
 				   { "json", no_argument, NULL, 'J' },
 				   { "daemon", no_argument, NULL, 'D' },
+				   { "noheadings", no_argument, NULL, OPT_NOHEADINGS },
 				   {} },
 	  usage_show, false, run_show },
 };
@@ -719,8 +726,11 @@ static int run_command(const struct policy_command *cmd, int argc, char **argv)
 		case 'J':
 			o.json = true;
 			break;
-		case 'p':
+		case 'p': /* the older spelling of --project: -p is devices' --probe */
 			o.project = optarg;
+			break;
+		case OPT_NOHEADINGS:
+			o.noheadings = true;
 			break;
 		case 'D':
 			o.daemon = true;
