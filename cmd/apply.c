@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "config.h"
@@ -122,11 +123,12 @@ static int dry_run_probe(struct apply_run *run, const struct ea_hint *h, unsigne
 }
 
 /* A change the real run would refuse on this very file, known without making it. */
-static int dry_run_refusal(struct apply_run *run, const struct fsxattr *fsx,
-			   const struct ea_hint *h, bool want, unsigned *dropped)
+static int dry_run_refusal(struct apply_run *run, const struct target *t, const struct ea_hint *h,
+			   bool want, unsigned *dropped)
 {
 	*dropped = 0;
-	if (fsx->fsx_xflags & (FS_XFLAG_IMMUTABLE | FS_XFLAG_APPEND))
+	/* FS_IOC_FSSETXATTR wants the owner (or CAP_FOWNER, which root has). */
+	if (geteuid() != 0 && t->st.st_uid != geteuid())
 		return -EPERM;
 	return want ? dry_run_probe(run, h, dropped) : 0;
 }
@@ -187,7 +189,7 @@ static int apply_one(struct apply_run *run, const struct target *t)
 		return 0;
 	}
 	if (run->o->dry_run)
-		r = dry_run_refusal(run, &fsx, &h, want, &dropped);
+		r = dry_run_refusal(run, t, &h, want, &dropped);
 	else if (want)
 		r = ea_hint_set(t->fd, is_dir, &h, &dropped);
 	else

@@ -43,6 +43,19 @@ diff -u "$WORK/err.real" "$WORK/err" || fail "dry run and real run say different
 [ -s "$WORK/out.real" ] && { cat "$WORK/out.real"; fail "--quiet printed on a real run"; }
 rm -rf "$mnt/strict"
 
+# Not the owner: the real run is refused (EPERM), so is the dry run.
+if command -v setpriv >/dev/null; then
+	chmod 755 "$WORK"
+	chmod 644 "$WORK/conf"
+	as_nobody() { setpriv --reuid nobody --regid nogroup --clear-groups "$@"; }
+	rc_dry=0 rc_real=0
+	as_nobody "$EXTALIGN" apply -n --config "$WORK/conf" >/dev/null 2>"$WORK/err" || rc_dry=$?
+	as_nobody "$EXTALIGN" apply --config "$WORK/conf" >/dev/null 2>"$WORK/err.real" || rc_real=$?
+	[ "$rc_dry" = "$rc_real" ] && [ "$rc_real" = 3 ] ||
+		{ cat "$WORK/err" "$WORK/err.real"; fail "not the owner: dry run exit $rc_dry, real run $rc_real"; }
+	diff -u "$WORK/err.real" "$WORK/err" || fail "not the owner: the dry run says other things"
+fi
+
 # The suggested next command for the file with data works as printed.
 expect_exit 0 "$EXTALIGN" apply --config "$WORK/conf"
 cmd=$(sed -n 's/.*realignment candidates: run \(extalign realign .*\)$/\1/p' "$WORK/out")
