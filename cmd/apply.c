@@ -10,11 +10,13 @@
  */
 #include <err.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "config.h"
@@ -26,6 +28,7 @@
 struct apply_opts {
 	bool dry_run;
 	bool verbose;
+	bool quiet;
 };
 
 struct apply_run {
@@ -33,6 +36,17 @@ struct apply_run {
 	const struct ea_policy *policy;
 	const struct target *root;
 	unsigned dirs, files, cleared, in_line, candidates, skipped, uncovered;
+	/* candidates whose rule has "realign = yes", which realign --config takes */
+	unsigned realignable;
+	/* the trees walked that hold realignable candidates, for the command */
+	char **cand_trees;
+	size_t n_cand_trees;
+	/* --dry-run: what setting a hint on a scratch file of this filesystem gave */
+	dev_t probed_dev;
+	struct ea_hint probed;
+	int probe_err;
+	unsigned probe_dropped;
+	bool have_probe;
 	int status;
 };
 
@@ -46,8 +60,10 @@ static void usage(FILE *out)
 	      "  -c, --config FILE      the configuration (default " EA_POLICY_CONF ")\n"
 	      "  -d, --config-dir DIR   drop-ins (default " EA_POLICY_DROPIN_DIR
 	      "; none with --config)\n"
-	      "  -n, --dry-run          say what would change, change nothing\n"
+	      "  -n, --dry-run          change nothing; say what would change, and refuse\n"
+	      "                         (with its exit status) what the real run refuses\n"
 	      "  -v, --verbose          list every change and every candidate\n"
+	      "  -q, --quiet            print nothing but errors\n"
 	      "  -h, --help             show this help\n",
 	      out);
 }
@@ -70,9 +86,66 @@ static bool carries_any(const struct fsxattr *fsx)
 static void say(const struct apply_run *run, const char *path, const char *what,
 		const struct ea_rule *rule)
 {
-	if (run->o->verbose || run->o->dry_run)
+	if (run->o->verbose)
 		printf("%s: %s%s (rule '%s')\n", path, run->o->dry_run ? "would be " : "", what,
 		       rule->name);
+}
+
+/*
+ * What the real run would get from setting h: asked of an unnamed scratch
+ * file (O_TMPFILE) in the tree's root on the same filesystem, which vanishes
+ * when closed and leaves the tree as it was.  Once per filesystem and hint.
+ */
+static int dry_run_probe(struct apply_run *run, const struct ea_hint *h, unsigned *dropped)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (run->have_probe && run->probed_dev == run->root->st.st_dev &&
+	    run->probed.extsize == h->extsize && run->probed.forcealign == h->forcealign) {
+		*dropped = run->probe_dropped;
+		return run->probe_err;
+	}
+	run->have_probe = true;
+	run->probed_dev = run->root->st.st_dev;
+	run->probed = *h;
+	run->probe_dropped = 0;
+	fd = openat(run->root->fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0)
+		/* No scratch file here (read-only, no O_TMPFILE): the ioctl would fail alike. */
+		run->probe_err = errno == EROFS ? -EROFS : 0;
+	else
+		run->probe_err = ea_hint_set(
+			fd, false,
+			&(struct ea_hint){ .extsize = h->extsize, .forcealign = h->forcealign },
+			&run->probe_dropped);
+	*dropped = run->probe_dropped;
+	return run->probe_err;
+}
+
+/* A change the real run would refuse on this very file, known without making it. */
+static int dry_run_refusal(struct apply_run *run, const struct target *t, const struct ea_hint *h,
+			   bool want, unsigned *dropped)
+{
+	*dropped = 0;
+	/* FS_IOC_FSSETXATTR wants the owner (or CAP_FOWNER, which root has). */
+	if (geteuid() != 0 && t->st.st_uid != geteuid())
+		return -EPERM;
+	return want ? dry_run_probe(run, h, dropped) : 0;
+}
+
+/* Remember the tree being walked as one for the suggested realign command. */
+static void note_candidate_tree(struct apply_run *run)
+{
+	char **v;
+
+	run->realignable++;
+	if (run->n_cand_trees && !strcmp(run->cand_trees[run->n_cand_trees - 1], run->root->path))
+		return;
+	v = reallocarray(run->cand_trees, run->n_cand_trees + 1, sizeof(*v));
+	if (!v || !(v[run->n_cand_trees] = strdup(run->root->path)))
+		errx(EXIT_FAILED, "out of memory");
+	run->cand_trees = v;
+	run->n_cand_trees++;
 }
 
 /* One directory or regular file; returns 1 to stop the walk. */
@@ -108,23 +181,22 @@ static int apply_one(struct apply_run *run, const struct target *t)
 	if (target_has_data(t)) {
 		/* A hint cannot be set or safely removed on a file with data. */
 		run->candidates++;
+		if (rule->realign && rule->extsize)
+			note_candidate_tree(run);
 		if (run->o->verbose)
 			printf("%s: has data, left alone (realignment candidate, rule '%s')\n",
 			       t->path, rule->name);
 		return 0;
 	}
-	if (!want) {
-		say(run, t->path, "cleared", rule);
-		if (!run->o->dry_run)
-			r = ea_hint_clear(t->fd, &dropped);
-		if (!r)
-			run->cleared++;
-	} else {
-		say(run, t->path, is_dir ? "set to inherit" : "hinted", rule);
-		if (!run->o->dry_run)
-			r = ea_hint_set(t->fd, is_dir, &h, &dropped);
-		if (!r)
-			is_dir ? run->dirs++ : run->files++;
+	if (run->o->dry_run)
+		r = dry_run_refusal(run, t, &h, want, &dropped);
+	else if (want)
+		r = ea_hint_set(t->fd, is_dir, &h, &dropped);
+	else
+		r = ea_hint_clear(t->fd, &dropped);
+	if (!r) {
+		say(run, t->path, !want ? "cleared" : is_dir ? "set to inherit" : "hinted", rule);
+		!want ? run->cleared++ : is_dir ? run->dirs++ : run->files++;
 	}
 	if (r < 0) {
 		r = report_hint_error(t, r, dropped, h.forcealign > 0);
@@ -138,19 +210,18 @@ static int apply_one(struct apply_run *run, const struct target *t)
 static int visit(const struct ea_walk_entry *e, void *userdata)
 {
 	struct apply_run *run = userdata;
-	struct target t = { .path = e->path, .fd = e->fd, .st = e->st, .fs = run->root->fs };
+	const char *why;
+	struct target t;
 
-	switch (e->kind) {
-	case EA_WALK_DIR:
-	case EA_WALK_FILE:
+	switch (walk_entry_classify(e, run->root, &t, &why)) {
+	case ENTRY_DIR:
+	case ENTRY_EMPTY_FILE:
+	case ENTRY_FILE_WITH_DATA:
 		return apply_one(run, &t);
-	case EA_WALK_ERROR:
-		warnx("%s: %s", e->path, strerror(-e->err));
+	case ENTRY_FAILED:
 		run->status = exit_worst(run->status, EXIT_FAILED);
 		return 0;
-	case EA_WALK_SYMLINK:
-	case EA_WALK_OTHER:
-	case EA_WALK_OTHER_FS:
+	case ENTRY_SKIPPED:
 		run->skipped++;
 		return 0;
 	}
@@ -166,7 +237,8 @@ static void apply_tree(struct apply_run *run, const char *path, bool may_be_miss
 	int r;
 
 	if (may_be_missing && lstat(path, &st) < 0 && errno == ENOENT) {
-		printf("%s: does not exist (yet); nothing to apply there\n", path);
+		if (!run->o->quiet)
+			printf("%s: does not exist (yet); nothing to apply there\n", path);
 		return;
 	}
 	r = target_open(path, &t);
@@ -202,17 +274,49 @@ static void apply_tree(struct apply_run *run, const char *path, bool may_be_miss
 	target_close(&t);
 }
 
-static void summary(const struct apply_run *run, const char *config)
+/* A path as the shell reads it back: quoted unless it is plain. */
+static void print_shell_word(const char *s)
+{
+	if (s[strspn(s,
+		     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%")]) {
+		putchar('\'');
+		for (; *s; s++)
+			*s == '\'' ? fputs("'\\''", stdout) : putchar(*s);
+		putchar('\'');
+	} else
+		fputs(s, stdout);
+}
+
+static void summary(const struct apply_run *run)
 {
 	const char *w = run->o->dry_run ? "would be " : "";
+	unsigned others = run->candidates - run->realignable;
 
+	if (run->o->quiet)
+		return;
 	printf("%u directories %sset to inherit, %u empty files %shinted, %u hints %scleared, "
 	       "%u already in line\n",
 	       run->dirs, w, run->files, w, run->cleared, w, run->in_line);
-	if (run->candidates)
-		printf("%u files with data are realignment candidates (extalign realign%s%s%s)\n",
-		       run->candidates, config ? " --config " : "", config ?: "",
-		       run->o->verbose ? "" : "; --verbose lists them");
+	if (run->realignable && run->policy->n_files == 1) {
+		/* realign --config reads one file: the one that was read here. */
+		printf("%u files with data are realignment candidates: run extalign realign "
+		       "--config ",
+		       run->realignable);
+		print_shell_word(run->policy->files[0]);
+		for (size_t i = 0; i < run->n_cand_trees; i++) {
+			putchar(' ');
+			print_shell_word(run->cand_trees[i]);
+		}
+		putchar('\n');
+	} else if (run->realignable) {
+		printf("%u files with data are realignment candidates (extalign realign --config "
+		       "FILE PATH... reads one configuration file, not the drop-ins; %s)\n",
+		       run->realignable, run->o->verbose ? "listed above" : "--verbose lists them");
+	}
+	if (others)
+		printf("%u files with data are under rules without 'realign = yes' (%s; "
+		       "'extalign realign --extsize SIZE FILE...' rewrites them)\n",
+		       others, run->o->verbose ? "listed above" : "--verbose lists them");
 	if (run->skipped || run->uncovered)
 		printf("%u skipped (symlinks, devices, other filesystems), %u under no rule\n",
 		       run->skipped, run->uncovered);
@@ -230,6 +334,7 @@ int cmd_apply(int argc, char **argv)
 		{ "config-dir", required_argument, NULL, 'd' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -239,7 +344,7 @@ int cmd_apply(int argc, char **argv)
 	struct apply_run run = { .o = &o };
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:d:nvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:nvqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			paths.config = optarg;
@@ -253,6 +358,9 @@ int cmd_apply(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case 'q':
+			o.quiet = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -260,6 +368,10 @@ int cmd_apply(int argc, char **argv)
 			fprintf(stderr, USAGE_HINT, "apply");
 			return EXIT_USAGE;
 		}
+	}
+	if (o.quiet && o.verbose) {
+		warnx("--quiet and --verbose contradict each other");
+		return EXIT_USAGE;
 	}
 	if (config_load(&paths, &policy) != EXIT_OK) {
 		warnx("nothing was changed");
@@ -276,6 +388,9 @@ int cmd_apply(int argc, char **argv)
 		for (size_t i = 0; i < policy->n_watch; i++)
 			apply_tree(&run, policy->watch[i].path, true);
 	}
-	summary(&run, paths.config);
+	summary(&run);
+	for (size_t i = 0; i < run.n_cand_trees; i++)
+		free(run.cand_trees[i]);
+	free(run.cand_trees);
 	return run.status;
 }

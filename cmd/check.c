@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check-map.h"
 #include "cmd.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
@@ -21,15 +22,16 @@ static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_UNIT] = { "unit", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_EXTENTS] = { "extents", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISLOG] = { "misaligned-logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISPHYS] = { "misaligned-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_UNKNOWN] = { "unknown-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISLOG] = { "misaligned_logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISPHYS] = { "misaligned_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_UNKNOWN] = { "unknown_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_VERDICT] = { "verdict", 10, 0, SCOLS_JSON_STRING },
 };
 
 struct check_opts {
 	uint32_t unit; /* 0: each file's own hint */
-	bool json, verbose;
+	bool json, verbose, bytes, noheadings, recursive;
+	bool map, color; /* --map (check-map.c) instead of the table */
 };
 
 static void usage(FILE *out)
@@ -43,7 +45,13 @@ static void usage(FILE *out)
 	      "Options:\n"
 	      "  -e, --extsize SIZE  check against SIZE instead of each file's hint\n"
 	      "  -J, --json          JSON output\n"
+	      "  -b, --bytes         print the unit in bytes\n"
+	      "      --noheadings    do not print a header line\n"
+	      "  -R, --recursive     check every file below each directory given\n"
+	      "                      (one filesystem, no symlinks)\n"
 	      "  -v, --verbose       list every extent after the table\n"
+	      "  -m, --map           draw each file, one character per unit, instead\n"
+	      "      --color[=WHEN]  colour the map: auto (default), always, never\n"
 	      "  -h, --help          show this help\n",
 	      out);
 }
@@ -67,9 +75,18 @@ static void print_extents(const char *path, const struct ea_extent *ext, size_t 
 	}
 }
 
-static int check_one(struct libscols_table *tb, const struct target *t, const struct check_opts *o,
-		     bool *logical_only)
+struct check_run {
+	struct libscols_table *tb;
+	const struct check_opts *o;
+	bool logical_only;
+};
+
+static int check_one(const struct target *t, void *userdata)
 {
+	struct check_run *run = userdata;
+	struct libscols_table *tb = run->tb;
+	const struct check_opts *o = run->o;
+	bool *logical_only = &run->logical_only;
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
 	struct libscols_line *ln;
@@ -81,7 +98,7 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 	int r;
 
 	if (S_ISDIR(t->st.st_mode)) {
-		warnx("%s: is a directory; check takes files", t->path);
+		warnx("%s: is a directory; check takes files (-R checks those below it)", t->path);
 		return EXIT_FAILED;
 	}
 	if (!unit) {
@@ -102,6 +119,10 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 		return r == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_FAILED;
 	}
 	ea_align_analyze(ext, n, unit, (uint64_t)t->st.st_size, &rep);
+	if (o->map) {
+		check_map_print(t->path, ext, n, unit, (uint64_t)t->st.st_size, o->color);
+		return ea_align_report_ok(&rep) ? EXIT_OK : EXIT_NEGATIVE;
+	}
 
 	if (!rep.extents)
 		verdict = "empty";
@@ -116,7 +137,7 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 
 	ln = table_add_line(tb, NULL);
 	table_set(ln, COL_PATH, t->path);
-	if (o->json)
+	if (o->json || o->bytes)
 		table_set_u64(ln, COL_UNIT, unit);
 	else
 		table_set(ln, COL_UNIT, ea_size_format(unit, buf));
@@ -135,19 +156,27 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 
 int cmd_check(int argc, char **argv)
 {
+	enum { OPT_COLOR = 256, OPT_NOHEADINGS };
 	static const struct option longopts[] = {
 		{ "extsize", required_argument, NULL, 'e' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "bytes", no_argument, NULL, 'b' },
+		{ "noheadings", no_argument, NULL, OPT_NOHEADINGS },
+		{ "recursive", no_argument, NULL, 'R' },
+		{ "map", no_argument, NULL, 'm' },
+		{ "color", optional_argument, NULL, OPT_COLOR },
+		{ "colour", optional_argument, NULL, OPT_COLOR },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	_cleanup_table_ struct libscols_table *tb = NULL;
 	struct check_opts o = { 0 };
-	bool logical_only = false;
+	int color = MAP_COLOR_AUTO;
+	struct check_run run = { .o = &o };
 	int c, status = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "e:Jvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:JbRmvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_extsize_arg("--extsize", optarg, &o.unit) != EXIT_OK)
@@ -159,6 +188,25 @@ int cmd_check(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
+		case 'm':
+			o.map = true;
+			break;
+		case 'b':
+			o.bytes = true;
+			break;
+		case OPT_NOHEADINGS:
+			o.noheadings = true;
+			break;
+		case 'R':
+			o.recursive = true;
+			break;
+		case OPT_COLOR:
+			color = map_color_parse(optarg);
+			if (color < 0) {
+				warnx("--color '%s': use auto, always or never", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -167,25 +215,31 @@ int cmd_check(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (o.map && o.json) {
+		warnx("--map draws for people; it does not go with --json");
+		return EXIT_USAGE;
+	}
+	o.color = map_color_enabled(color);
 	if (optind >= argc) {
 		warnx("no file given");
 		fprintf(stderr, USAGE_HINT, "check");
 		return EXIT_USAGE;
 	}
 
-	tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, false);
+	tb = run.tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, o.noheadings);
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
 		int r = target_open(argv[i], &t);
 
 		if (r == EXIT_OK)
-			r = check_one(tb, &t, &o, &logical_only);
+			r = walk_targets(&t, o.recursive, true, check_one, &run);
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	table_print(tb, o.json);
-	if (logical_only && !o.json)
+	if (!o.map)
+		table_print(tb, o.json);
+	if (run.logical_only && !o.json && !o.map)
 		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
 		      "on\n"
 		      "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"

@@ -14,26 +14,70 @@ static void usage(FILE *out)
 	      "Remove the extent size hint, directory inheritance and forcealign.\n"
 	      "Existing extents stay where they are.\n\n"
 	      "Options:\n"
+	      "  -R, --recursive     also every directory and empty file below each\n"
+	      "                      directory (one filesystem, no symlinks); files with\n"
+	      "                      data keep their hint and are counted\n"
 	      "  -v, --verbose       print every path changed\n"
 	      "  -h, --help          show this help\n",
 	      out);
 }
 
+struct clear_run {
+	bool verbose;
+	const struct target *top;
+	unsigned cleared, kept;
+};
+
+/* Clear one path; below a -R top, files with data are left and counted. */
+static int clear_one(const struct target *t, void *userdata)
+{
+	struct clear_run *run = userdata;
+	struct fsxattr fsx;
+	unsigned dropped;
+	int r;
+
+	if (t != run->top) {
+		/* Nothing to clear: not worth a call, nor a line with -v. */
+		if (ea_fsx_get(t->fd, &fsx) == 0 &&
+		    !(fsx.fsx_xflags &
+		      (FS_XFLAG_EXTSIZE | FS_XFLAG_EXTSZINHERIT | FS_XFLAG_FORCEALIGN)))
+			return EXIT_OK;
+		if (target_has_data(t)) {
+			run->kept++;
+			if (run->verbose)
+				printf("%s: has data, its hint stays\n", t->path);
+			return EXIT_OK;
+		}
+	}
+	r = ea_hint_clear(t->fd, &dropped);
+	if (r < 0)
+		return report_hint_error(t, r, dropped, false);
+	run->cleared++;
+	if (run->verbose)
+		printf("%s: hints cleared\n", t->path);
+	return EXIT_OK;
+}
+
 int cmd_clear(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "recursive", no_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	_cleanup_free_ struct target *targets = NULL;
-	bool verbose = false;
+	struct clear_run run = { 0 };
+	bool recursive = false;
 	int c, n, status = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "Rvh", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'R':
+			recursive = true;
+			break;
 		case 'v':
-			verbose = true;
+			run.verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -59,15 +103,14 @@ int cmd_clear(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		unsigned dropped;
-		int r = ea_hint_clear(targets[i].fd, &dropped);
-
-		if (r < 0)
-			status = exit_worst(status,
-					    report_hint_error(&targets[i], r, dropped, false));
-		else if (verbose)
-			printf("%s: hints cleared\n", targets[i].path);
+		run.top = &targets[i];
+		status = exit_worst(status,
+				    walk_targets(&targets[i], recursive, false, clear_one, &run));
 	}
+	if (recursive)
+		printf("%u cleared; %u files with data keep their hint (a hint cannot be "
+		       "removed from a file with data)\n",
+		       run.cleared, run.kept);
 out:
 	for (int i = 0; i < n; i++)
 		target_close(&targets[i]);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "extalign/fsinfo.h"
+#include "extalign/walk.h"
 
 /* Exit codes, documented in extalign(8).  Several paths: the highest wins. */
 enum {
@@ -54,6 +55,34 @@ static inline bool target_has_data(const struct target *t)
 {
 	return S_ISREG(t->st.st_mode) && (t->st.st_size > 0 || t->st.st_blocks > 0);
 }
+
+/* An entry of ea_walk() as the hint subcommands treat it. */
+enum entry_class {
+	ENTRY_FAILED,	      /* could not be read; the reason was printed */
+	ENTRY_SKIPPED,	      /* symlink, device, other filesystem: never touched */
+	ENTRY_DIR,	      /* a directory, open */
+	ENTRY_EMPTY_FILE,     /* a regular file without data: it can take a hint */
+	ENTRY_FILE_WITH_DATA, /* too late for a hint: a realignment candidate */
+};
+
+/*
+ * Classify e, found below top, and fill ret with it as a target on top's
+ * filesystem (borrowing e's fd).  *why says in words why an entry is skipped.
+ */
+enum entry_class walk_entry_classify(const struct ea_walk_entry *e, const struct target *top,
+				     struct target *ret, const char **why);
+
+/* Called for each path of a command; returns an exit code. */
+typedef int (*target_fn)(const struct target *t, void *userdata);
+
+/*
+ * Call fn for top and, when recursive and top is a directory, for every
+ * directory and regular file below it (with files_only: regular files only,
+ * top not either).  Stops at the first EXIT_UNSUPPORTED.  Returns the worst
+ * exit code.
+ */
+int walk_targets(const struct target *top, bool recursive, bool files_only, target_fn fn,
+		 void *userdata);
 
 /* "-h" and "--help" shared handling: print usage to stdout, exit 0. */
 #define USAGE_HINT "Try 'extalign %s --help' for more information.\n"

@@ -5,7 +5,7 @@
 #include "cmd.h"
 #include "config.h"
 
-int config_load(const struct config_paths *paths, struct ea_policy **ret)
+int config_read(const struct config_paths *paths, struct ea_policy **ret)
 {
 	struct ea_diags d = EA_DIAGS_INIT;
 	const char *dir = paths->config_dir ?: paths->config ? EA_POLICY_NO_DROPINS : NULL;
@@ -23,5 +23,10 @@ int config_load(const struct config_paths *paths, struct ea_policy **ret)
 	if (r < 0)
 		warnx("%zu error%s in the configuration", d.n, d.n == 1 ? "" : "s");
 	ea_diags_free(&d);
-	return r < 0 ? EXIT_FAILED : EXIT_OK;
+	return r;
+}
+
+int config_load(const struct config_paths *paths, struct ea_policy **ret)
+{
+	return config_read(paths, ret) < 0 ? EXIT_FAILED : EXIT_OK;
 }

@@ -19,4 +19,7 @@ struct config_paths {
  */
 int config_load(const struct config_paths *paths, struct ea_policy **ret);
 
+/* The same, returning ea_policy_load()'s 0 or -errno (-EINVAL: found invalid). */
+int config_read(const struct config_paths *paths, struct ea_policy **ret);
+
 #endif

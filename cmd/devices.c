@@ -139,7 +139,7 @@ static void usage(FILE *out)
 	      "  -J, --json          JSON output (sizes in bytes)\n"
 	      "  -o, --output LIST   columns to show (see below)\n"
 	      "  -b, --bytes         print sizes in bytes\n"
-	      "  -n, --noheadings    do not print a header line\n"
+	      "      --noheadings    do not print a header line\n"
 	      "  -p, --probe         measure with statx: each PATH, and in each filesystem an\n"
 	      "                      O_TMPFILE with extsize (the device's atomic unit) and\n"
 	      "                      forcealign, or a plain one where the kernel drops them\n"
@@ -149,6 +149,21 @@ static void usage(FILE *out)
 	      out);
 	for (size_t i = 0; i < COL_COUNT; i++)
 		fprintf(out, "  %-10s %s\n", columns[i].name, columns[i].help);
+}
+
+/*
+ * The JSON key of a column: its name with '_' for '-' and ':' ("HW-MIN" is
+ * hw_min, "MAJ:MIN" maj_min), one separator across extalign's JSON, and a
+ * key jq takes without quotes.  libsmartcols lower-cases it.
+ */
+static const char *json_key(const char *name, char buf[static 32])
+{
+	size_t i;
+
+	for (i = 0; name[i] && i < 31; i++)
+		buf[i] = name[i] == '-' || name[i] == ':' ? '_' : name[i];
+	buf[i] = '\0';
+	return buf;
 }
 
 static void tablep(struct libscols_table **tb)
@@ -540,12 +555,12 @@ static void ctx_free(struct ctx *c)
 
 int cmd_devices(int argc, char **argv)
 {
-	enum { OPT_SYSROOT = 0x100 };
+	enum { OPT_SYSROOT = 0x100, OPT_NOHEADINGS };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "bytes", no_argument, NULL, 'b' },
-		{ "noheadings", no_argument, NULL, 'n' },
+		{ "noheadings", no_argument, NULL, OPT_NOHEADINGS },
 		{ "probe", no_argument, NULL, 'p' },
 		{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 		{ "help", no_argument, NULL, 'h' },
@@ -570,7 +585,8 @@ int cmd_devices(int argc, char **argv)
 		case 'b':
 			c.bytes = true;
 			break;
-		case 'n':
+		case 'n': /* the older spelling, kept for scripts; -n is --dry-run elsewhere */
+		case OPT_NOHEADINGS:
 			noheadings = true;
 			break;
 		case 'p':
@@ -650,8 +666,10 @@ int cmd_devices(int argc, char **argv)
 	for (size_t i = 0; i < c.ncols; i++) {
 		const struct column *col = &columns[c.cols[i]];
 		struct libscols_column *cl;
+		char key[32];
 
-		cl = scols_table_new_column(tb, col->name, col->width, col->flags);
+		cl = scols_table_new_column(tb, c.json ? json_key(col->name, key) : col->name,
+					    col->width, col->flags);
 		if (!cl)
 			errx(EXIT_FAILED, "out of memory");
 		scols_column_set_json_type(cl, col->json_type);

@@ -31,7 +31,9 @@ static void usage(FILE *out)
 	      "Options:\n"
 	      "  -J, --json          JSON output (sizes in bytes)\n"
 	      "  -b, --bytes         print sizes in bytes\n"
-	      "  -n, --noheadings    do not print a header line\n"
+	      "      --noheadings    do not print a header line\n"
+	      "  -R, --recursive     also every directory and file below each directory\n"
+	      "                      (one filesystem, no symlinks)\n"
 	      "  -h, --help          show this help\n",
 	      out);
 }
@@ -49,8 +51,16 @@ static void add_size(struct libscols_line *ln, int col, uint64_t v, bool raw, bo
 		table_set(ln, col, ea_size_format(v, buf));
 }
 
-static int add_row(struct libscols_table *tb, const struct target *t, bool raw, bool json)
+struct get_opts {
+	struct libscols_table *tb;
+	bool raw, json, recursive;
+};
+
+static int add_row(const struct target *t, void *userdata)
 {
+	const struct get_opts *o = userdata;
+	struct libscols_table *tb = o->tb;
+	bool raw = o->raw, json = o->json;
 	struct libscols_line *ln;
 	struct fsxattr fsx;
 	bool is_dir = S_ISDIR(t->st.st_mode);
@@ -84,27 +94,35 @@ static int add_row(struct libscols_table *tb, const struct target *t, bool raw, 
 
 int cmd_get(int argc, char **argv)
 {
+	enum { OPT_NOHEADINGS = 256 };
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "bytes", no_argument, NULL, 'b' },
-		{ "noheadings", no_argument, NULL, 'n' },
+		{ "noheadings", no_argument, NULL, OPT_NOHEADINGS },
+		{ "recursive", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	_cleanup_table_ struct libscols_table *tb = NULL;
-	bool json = false, raw = false, noheadings = false;
+	struct get_opts o = { 0 };
+	bool noheadings = false;
 	int c, status = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "Jbnh", longopts, NULL)) != -1) {
+	/* -n: the older spelling of --noheadings, kept for scripts; -n is --dry-run elsewhere. */
+	while ((c = getopt_long(argc, argv, "JbnRh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'J':
-			json = true;
+			o.json = true;
 			break;
 		case 'b':
-			raw = true;
+			o.raw = true;
 			break;
 		case 'n':
+		case OPT_NOHEADINGS:
 			noheadings = true;
+			break;
+		case 'R':
+			o.recursive = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -120,17 +138,17 @@ int cmd_get(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	tb = table_new("files", columns, ARRAY_SIZE(columns), json, noheadings);
+	tb = o.tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, noheadings);
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
 		int r = target_open(argv[i], &t);
 
 		if (r == EXIT_OK)
-			r = add_row(tb, &t, raw, json);
+			r = walk_targets(&t, o.recursive, false, add_row, &o);
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	table_print(tb, json);
+	table_print(tb, o.json);
 	return status;
 }

@@ -30,7 +30,9 @@ struct policy_opts {
 	const char *projid;
 	const char *projects;
 	const char *project; /* explain --project */
+	uint32_t project_id; /* ... resolved */
 	bool json;
+	bool noheadings;
 	bool quiet;
 	bool daemon;
 };
@@ -38,6 +40,7 @@ struct policy_opts {
 enum {
 	OPT_PROJID = 0x100,
 	OPT_PROJECTS,
+	OPT_NOHEADINGS,
 };
 
 #define COMMON_OPTIONS                                                 \
@@ -83,8 +86,9 @@ static void usage_explain(FILE *out)
 	      "why they lost.  A path need not exist (a trailing '/' makes it a directory).\n"
 	      "Exit status: 0 a rule applies to every path, 1 some path has none.\n\n"
 	      "Options:\n" COMMON_HELP
-	      "  -p, --project ID|NAME  take this project id instead of the path's own\n"
+	      "      --project ID|NAME  take this project id instead of the path's own\n"
 	      "  -J, --json             JSON output\n"
+	      "      --noheadings       do not print the tables' header lines\n"
 	      "  -h, --help             show this help\n",
 	      out);
 }
@@ -94,32 +98,16 @@ static void usage_show(FILE *out)
 	fputs("Usage: extalign policy show [options]\n\n"
 	      "List the effective rules after drop-ins, or the [daemon] settings.\n\n"
 	      "Options:\n" COMMON_HELP "  -D, --daemon           the [daemon] settings instead\n"
+	      "      --noheadings       do not print the header line\n"
 	      "  -J, --json             JSON output (sizes in bytes)\n"
 	      "  -h, --help             show this help\n",
 	      out);
 }
 
-/* Common options; EXIT_OK when handled, -1 when c is not one of them. */
-static int common_opt(int c, struct policy_opts *o)
-{
-	switch (c) {
-	case 'c':
-		o->config = optarg;
-		return EXIT_OK;
-	case 'd':
-		o->config_dir = optarg;
-		return EXIT_OK;
-	case OPT_PROJID:
-		o->projid = optarg;
-		return EXIT_OK;
-	case OPT_PROJECTS:
-		o->projects = optarg;
-		return EXIT_OK;
-	}
-	return -1;
-}
-
-/* Load, print every diagnostic.  EXIT_OK or EXIT_FAILED. */
+/*
+ * Load, print every diagnostic.  EXIT_OK, EXIT_NEGATIVE for a configuration
+ * read but found invalid, EXIT_FAILED for one that could not be read.
+ */
 static int load(const struct policy_opts *o, struct ea_policy **ret)
 {
 	const struct config_paths paths = {
@@ -129,7 +117,9 @@ static int load(const struct policy_opts *o, struct ea_policy **ret)
 		.projects = o->projects,
 	};
 
-	return config_load(&paths, ret);
+	int r = config_read(&paths, ret);
+
+	return r == -EINVAL ? EXIT_NEGATIVE : r < 0 ? EXIT_FAILED : EXIT_OK;
 }
 
 static void tablep(struct libscols_table **tb)
@@ -137,13 +127,14 @@ static void tablep(struct libscols_table **tb)
 	scols_unref_table(*tb);
 }
 
-static struct libscols_table *new_table(const char *name, bool json)
+static struct libscols_table *new_table(const char *name, bool json, bool noheadings)
 {
 	struct libscols_table *tb = scols_new_table();
 
 	if (!tb || scols_table_set_name(tb, name) < 0)
 		errx(EXIT_FAILED, "out of memory");
 	scols_table_enable_json(tb, json);
+	scols_table_enable_noheadings(tb, noheadings);
 	return tb;
 }
 
@@ -206,43 +197,15 @@ static char *join(char **v, size_t n, const char *sep)
 	return s;
 }
 
-static int cmd_policy_check(int argc, char **argv)
+static int run_check(const struct policy_opts *o, const struct ea_policy *p, char **paths,
+		     int n_paths)
 {
-	static const struct option longopts[] = { COMMON_OPTIONS,
-						  { "quiet", no_argument, NULL, 'q' },
-						  { NULL, 0, NULL, 0 } };
-	struct policy_opts o = { 0 };
-	struct ea_policy *p;
-	int c, rc;
-
-	while ((c = getopt_long(argc, argv, "c:d:qh", longopts, NULL)) != -1) {
-		if (common_opt(c, &o) == EXIT_OK)
-			continue;
-		switch (c) {
-		case 'q':
-			o.quiet = true;
-			break;
-		case 'h':
-			usage_check(stdout);
-			return EXIT_OK;
-		default:
-			fprintf(stderr, USAGE_HINT, "policy check");
-			return EXIT_USAGE;
-		}
-	}
-	if (optind < argc) {
-		warnx("unexpected argument '%s'", argv[optind]);
-		fprintf(stderr, USAGE_HINT, "policy check");
-		return EXIT_USAGE;
-	}
-	rc = load(&o, &p);
-	if (rc != EXIT_OK)
-		return rc;
-	if (!o.quiet)
+	(void)paths;
+	(void)n_paths;
+	if (!o->quiet)
 		printf("valid: %zu rule%s from %zu file%s, %zu tree%s to watch\n", p->n_rules,
 		       p->n_rules == 1 ? "" : "s", p->n_files, p->n_files == 1 ? "" : "s",
 		       p->n_watch, p->n_watch == 1 ? "" : "s");
-	ea_policy_free(p);
 	return EXIT_OK;
 }
 
@@ -355,8 +318,10 @@ static char *rule_place(const struct ea_rule *r)
 	int n;
 
 	if (r->kind == EA_RULE_DIRECTORY)
-		n = asprintf(&s, "directory %s%s%s", r->directory, r->n_match ? ", match " : "",
-			     globs);
+		n = asprintf(&s, "directory %s%s%s%s%s%s", r->directory,
+			     r->directory_link ? " (through the link " : "",
+			     r->directory_link ?: "", r->directory_link ? ")" : "",
+			     r->n_match ? ", match " : "", globs);
 	else
 		n = asprintf(&s, "project %s (%u)%s%s%s%s", r->project, r->projid,
 			     r->filesystem ? " on " : "", r->filesystem ?: "",
@@ -438,56 +403,15 @@ static void print_hint(const struct resolved *res, const struct ea_rule *w)
 		       w->realign && !res->is_dir ? ", realign" : "");
 }
 
-static int cmd_policy_explain(int argc, char **argv)
+static int run_explain(const struct policy_opts *o, const struct ea_policy *p, char **paths,
+		       int n_paths)
 {
-	static const struct option longopts[] = { COMMON_OPTIONS,
-						  { "json", no_argument, NULL, 'J' },
-						  { "project", required_argument, NULL, 'p' },
-						  { NULL, 0, NULL, 0 } };
 	_cleanup_(tablep) struct libscols_table *json_tb = NULL;
-	struct policy_opts o = { 0 };
-	struct ea_policy *p;
-	uint32_t projid = 0;
-	int c, r, rc = EXIT_OK;
-
-	while ((c = getopt_long(argc, argv, "c:d:p:Jh", longopts, NULL)) != -1) {
-		if (common_opt(c, &o) == EXIT_OK)
-			continue;
-		switch (c) {
-		case 'J':
-			o.json = true;
-			break;
-		case 'p':
-			o.project = optarg;
-			break;
-		case 'h':
-			usage_explain(stdout);
-			return EXIT_OK;
-		default:
-			fprintf(stderr, USAGE_HINT, "policy explain");
-			return EXIT_USAGE;
-		}
-	}
-	if (optind == argc) {
-		warnx("no path given");
-		fprintf(stderr, USAGE_HINT, "policy explain");
-		return EXIT_USAGE;
-	}
-	if (o.project) {
-		r = ea_project_resolve(o.projid, o.project, &projid);
-		if (r < 0) {
-			warnx("--project '%s': %s", o.project,
-			      r == -ENOENT ? "no such project name" : "not a project id above 0");
-			return EXIT_USAGE;
-		}
-	}
-	rc = load(&o, &p);
-	if (rc != EXIT_OK)
-		return rc;
+	int r, rc = EXIT_OK;
 
 	struct explain_cols jc = { 0 };
-	if (o.json) {
-		json_tb = new_table("explain", true);
+	if (o->json) {
+		json_tb = new_table("explain", true, false);
 		jc.path = new_column(json_tb, "path", 0, 0, SCOLS_JSON_STRING);
 		jc.type = new_column(json_tb, "type", 0, 0, SCOLS_JSON_STRING);
 		jc.projid = new_column(json_tb, "projid", 0, 0, SCOLS_JSON_NUMBER);
@@ -497,7 +421,7 @@ static int cmd_policy_explain(int argc, char **argv)
 		jc.reason = new_column(json_tb, "reason", 0, 0, SCOLS_JSON_STRING);
 	}
 
-	for (int i = optind; i < argc; i++) {
+	for (int i = 0; i < n_paths; i++) {
 		_cleanup_(tablep) struct libscols_table *tb = NULL;
 		struct explain_cols tc = { 0 };
 		const struct explain_cols *cols = &jc;
@@ -505,18 +429,18 @@ static int cmd_policy_explain(int argc, char **argv)
 		struct ea_explain e;
 		int one;
 
-		one = resolve(argv[i], &res);
+		one = resolve(paths[i], &res);
 		if (one != EXIT_OK) {
 			rc = exit_worst(rc, one);
 			continue;
 		}
-		if (o.project)
-			res.projid = projid;
+		if (o->project)
+			res.projid = o->project_id;
 		r = ea_policy_lookup(p, res.path, res.is_dir, res.projid, NULL, &e);
 		if (r < 0) {
 			if (r == -ENOMEM)
 				errx(EXIT_FAILED, "out of memory");
-			warnx("%s: cannot be looked up: %s", argv[i], strerror(-r));
+			warnx("%s: cannot be looked up: %s", paths[i], strerror(-r));
 			free(res.path);
 			rc = exit_worst(rc, EXIT_FAILED);
 			continue;
@@ -524,18 +448,18 @@ static int cmd_policy_explain(int argc, char **argv)
 		if (!e.winner)
 			rc = exit_worst(rc, EXIT_NEGATIVE);
 
-		if (!o.json) {
-			tb = new_table("explain", false);
+		if (!o->json) {
+			tb = new_table("explain", false, o->noheadings);
 			tc.rule = new_column(tb, "RULE", 0, 0, SCOLS_JSON_STRING);
 			tc.verdict = new_column(tb, "VERDICT", 0, 0, SCOLS_JSON_STRING);
 			tc.defined = new_column(tb, "DEFINED", 0, 0, SCOLS_JSON_STRING);
 			tc.reason = new_column(tb, "REASON", 0, 0, SCOLS_JSON_STRING);
 			cols = &tc;
-			if (i > optind)
+			if (i > 0)
 				putchar('\n');
 			print_hint(&res, e.winner);
 		}
-		if (!e.winner && o.json)
+		if (!e.winner && o->json)
 			explain_row(json_tb, cols, &res, NULL);
 		for (size_t j = 0; j < e.n_steps; j++)
 			explain_row(tb ?: json_tb, cols, &res, &e.steps[j]);
@@ -546,7 +470,6 @@ static int cmd_policy_explain(int argc, char **argv)
 	}
 	if (json_tb)
 		scols_print_table(json_tb);
-	ea_policy_free(p);
 	return rc;
 }
 
@@ -627,7 +550,7 @@ static char *windows_str(const struct ea_daemon_conf *d)
 
 static int show_daemon(const struct ea_daemon_conf *d, bool json)
 {
-	_cleanup_(tablep) struct libscols_table *tb = new_table("daemon", json);
+	_cleanup_(tablep) struct libscols_table *tb = new_table("daemon", json, false);
 	static const char *const watch[] = { "auto", "fanotify", "inotify" };
 	int size_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
 	struct libscols_line *ln;
@@ -675,11 +598,11 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 	return EXIT_OK;
 }
 
-static int show_rules(const struct ea_policy *p, bool json)
+static int show_rules(const struct ea_policy *p, bool json, bool noheadings)
 {
-	_cleanup_(tablep) struct libscols_table *tb = new_table("rules", json);
-	struct libscols_column *name, *defined, *kind, *target, *fs, *match, *exclude, *extsize,
-		*force, *inherit, *realign;
+	_cleanup_(tablep) struct libscols_table *tb = new_table("rules", json, noheadings);
+	struct libscols_column *name, *defined, *kind, *target, *link, *fs, *match, *exclude,
+		*extsize, *force, *inherit, *realign;
 	/*
 	 * Glob lists stay one string, as in the config: smartcols 2.38 prints an
 	 * empty JSON array as [null], which no reader expects.
@@ -691,6 +614,8 @@ static int show_rules(const struct ea_policy *p, bool json)
 	defined = new_column(tb, json ? "defined" : "DEFINED", 0, 0, SCOLS_JSON_STRING);
 	kind = new_column(tb, json ? "kind" : "KIND", 0, 0, SCOLS_JSON_STRING);
 	target = new_column(tb, json ? "target" : "TARGET", 0, 0, SCOLS_JSON_STRING);
+	/* A directory written through symbolic links, resolved at load time. */
+	link = new_column(tb, json ? "link" : "LINK", 0, 0, SCOLS_JSON_STRING);
 	fs = new_column(tb, json ? "filesystem" : "FILESYSTEM", 0, 0, SCOLS_JSON_STRING);
 	match = new_column(tb, json ? "match" : "MATCH", 0, 0, arr);
 	exclude = new_column(tb, json ? "exclude" : "EXCLUDE", 0, 0, arr);
@@ -708,9 +633,10 @@ static int show_rules(const struct ea_policy *p, bool json)
 		set(ln, name, r->name);
 		setf(ln, defined, "%s:%u", r->file, r->line);
 		set(ln, kind, r->kind == EA_RULE_DIRECTORY ? "directory" : "project");
-		if (r->kind == EA_RULE_DIRECTORY)
+		if (r->kind == EA_RULE_DIRECTORY) {
 			set(ln, target, r->directory);
-		else
+			set(ln, link, r->directory_link);
+		} else
 			setf(ln, target, "%s (%u)", r->project, r->projid);
 		set(ln, fs, r->filesystem);
 		if (r->n_match &&
@@ -732,43 +658,116 @@ static int show_rules(const struct ea_policy *p, bool json)
 	return EXIT_OK;
 }
 
-static int cmd_policy_show(int argc, char **argv)
+static int run_show(const struct policy_opts *o, const struct ea_policy *p, char **paths,
+		    int n_paths)
 {
-	static const struct option longopts[] = { COMMON_OPTIONS,
-						  { "json", no_argument, NULL, 'J' },
-						  { "daemon", no_argument, NULL, 'D' },
-						  { NULL, 0, NULL, 0 } };
+	(void)paths;
+	(void)n_paths;
+	return o->daemon ? show_daemon(&p->daemon, o->json) : show_rules(p, o->json, o->noheadings);
+}
+
+/* ---- the part every policy command shares ---- */
+
+static const struct policy_command {
+	const char *name;
+	const char *shortopts;
+	const struct option *longopts;
+	void (*usage)(FILE *out);
+	bool takes_paths;
+	int (*run)(const struct policy_opts *o, const struct ea_policy *p, char **paths,
+		   int n_paths);
+} commands[] = {
+	{ "check", "c:d:qh",
+	  (const struct option[]){ COMMON_OPTIONS, { "quiet", no_argument, NULL, 'q' }, {} },
+	  usage_check, false, run_check },
+	{ "explain", "c:d:p:Jh",
+	  (const struct option[]){ COMMON_OPTIONS,
+				   { "json", no_argument, NULL, 'J' },
+				   { "project", required_argument, NULL, 'p' },
+				   { "noheadings", no_argument, NULL, OPT_NOHEADINGS },
+				   {} },
+	  usage_explain, true, run_explain },
+	{ "show", "c:d:DJh",
+	  (const struct option[]){ COMMON_OPTIONS,
+				   { "json", no_argument, NULL, 'J' },
+				   { "daemon", no_argument, NULL, 'D' },
+				   { "noheadings", no_argument, NULL, OPT_NOHEADINGS },
+				   {} },
+	  usage_show, false, run_show },
+};
+
+/* Options, arguments, the configuration, then the command itself. */
+static int run_command(const struct policy_command *cmd, int argc, char **argv)
+{
+	_cleanup_free_ char *hint = NULL;
 	struct policy_opts o = { 0 };
 	struct ea_policy *p;
-	int c, rc;
+	int c, r, rc;
 
-	while ((c = getopt_long(argc, argv, "c:d:DJh", longopts, NULL)) != -1) {
-		if (common_opt(c, &o) == EXIT_OK)
-			continue;
+	if (asprintf(&hint, "policy %s", cmd->name) < 0)
+		errx(EXIT_FAILED, "out of memory");
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->longopts, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			o.config = optarg;
+			break;
+		case 'd':
+			o.config_dir = optarg;
+			break;
+		case OPT_PROJID:
+			o.projid = optarg;
+			break;
+		case OPT_PROJECTS:
+			o.projects = optarg;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
 		case 'J':
 			o.json = true;
+			break;
+		case 'p': /* the older spelling of --project: -p is devices' --probe */
+			o.project = optarg;
+			break;
+		case OPT_NOHEADINGS:
+			o.noheadings = true;
 			break;
 		case 'D':
 			o.daemon = true;
 			break;
 		case 'h':
-			usage_show(stdout);
+			cmd->usage(stdout);
 			return EXIT_OK;
 		default:
-			fprintf(stderr, USAGE_HINT, "policy show");
+			fprintf(stderr, USAGE_HINT, hint);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		warnx("unexpected argument '%s'", argv[optind]);
-		fprintf(stderr, USAGE_HINT, "policy show");
+	if (cmd->takes_paths && optind == argc) {
+		warnx("no path given");
+		fprintf(stderr, USAGE_HINT, hint);
 		return EXIT_USAGE;
 	}
+	if (!cmd->takes_paths && optind < argc) {
+		warnx("unexpected argument '%s'", argv[optind]);
+		fprintf(stderr, USAGE_HINT, hint);
+		return EXIT_USAGE;
+	}
+	if (o.project) {
+		r = ea_project_resolve(o.projid, o.project, &o.project_id);
+		if (r < 0) {
+			warnx("--project '%s': %s", o.project,
+			      r == -ENOENT ? "no such project name" : "not a project id above 0");
+			return EXIT_USAGE;
+		}
+	}
 	rc = load(&o, &p);
+	/* check answers a question: "not valid" is its negative answer. */
+	if (rc == EXIT_NEGATIVE && cmd->run != run_check)
+		rc = EXIT_FAILED;
 	if (rc != EXIT_OK)
 		return rc;
-	rc = o.daemon ? show_daemon(&p->daemon, o.json) : show_rules(p, o.json);
+	rc = cmd->run(&o, p, argv + optind, argc - optind);
 	ea_policy_free(p);
 	return rc;
 }
@@ -785,12 +784,9 @@ int cmd_policy(int argc, char **argv)
 		usage(stdout);
 		return EXIT_OK;
 	}
-	if (!strcmp(sub, "check"))
-		return cmd_policy_check(argc - 1, argv + 1);
-	if (!strcmp(sub, "explain"))
-		return cmd_policy_explain(argc - 1, argv + 1);
-	if (!strcmp(sub, "show"))
-		return cmd_policy_show(argc - 1, argv + 1);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(sub, commands[i].name))
+			return run_command(&commands[i], argc - 1, argv + 1);
 	warnx("unknown policy command '%s'", sub);
 	fprintf(stderr, USAGE_HINT, "policy");
 	return EXIT_USAGE;

@@ -83,7 +83,7 @@ static void usage(FILE *out)
 	      "      --rewrite-aligned  rewrite files that already look aligned\n"
 	      "  -n, --dry-run          say what would be done, change nothing\n"
 	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix)\n"
-	      "  -b, --bwlimit RATE     copy at most RATE bytes per second (e.g. 50M)\n"
+	      "      --bwlimit RATE     copy at most RATE bytes per second (e.g. 50M)\n"
 	      "      --buffered         use the page cache instead of O_DIRECT\n"
 	      "      --state-dir DIR    leftover records (default " EA_REALIGN_STATE_DIR ")\n"
 	      "  -J, --json             JSON output\n"

@@ -111,33 +111,27 @@ static int apply(const struct target *t, const struct set_opts *o)
 static int tree_visit(const struct ea_walk_entry *e, void *userdata)
 {
 	struct tree_stats *s = userdata;
-	struct target t = { .path = e->path, .fd = e->fd, .st = e->st, .fs = s->top->fs };
+	const char *why;
+	struct target t;
 	int r;
 
-	switch (e->kind) {
-	case EA_WALK_ERROR:
-		warnx("%s: %s", e->path, strerror(-e->err));
+	switch (walk_entry_classify(e, s->top, &t, &why)) {
+	case ENTRY_FAILED:
 		s->status = exit_worst(s->status, EXIT_FAILED);
 		return 0;
-	case EA_WALK_SYMLINK:
-	case EA_WALK_OTHER:
-	case EA_WALK_OTHER_FS:
+	case ENTRY_SKIPPED:
 		s->skipped++;
 		if (s->o->verbose)
-			printf("%s: skipped (%s)\n", e->path,
-			       e->kind == EA_WALK_SYMLINK ? "symbolic link, not followed"
-			       : e->kind == EA_WALK_OTHER ? "not a regular file or directory"
-							  : "another filesystem");
+			printf("%s: skipped (%s)\n", e->path, why);
 		return 0;
-	case EA_WALK_FILE:
-		if (target_has_data(&t)) {
-			s->candidates++;
-			printf("%s: has data, left alone (realignment candidate)\n", e->path);
-			return 0;
-		}
+	case ENTRY_FILE_WITH_DATA:
+		s->candidates++;
+		printf("%s: has data, left alone (realignment candidate)\n", e->path);
+		return 0;
+	case ENTRY_EMPTY_FILE:
 		s->files++;
 		break;
-	case EA_WALK_DIR:
+	case ENTRY_DIR:
 		s->dirs++;
 		break;
 	}

@@ -23,7 +23,10 @@ struct libscols_table *table_new(const char *name, const struct column_def *cols
 		size_t j;
 
 		for (j = 0; cols[i].name[j] && j < sizeof(header) - 1; j++)
-			header[j] = json ? cols[i].name[j] : (char)toupper(cols[i].name[j]);
+			/* JSON keys use '_' (jq takes .misaligned_logical as is), headers '-'. */
+			header[j] = json		     ? cols[i].name[j]
+				    : cols[i].name[j] == '_' ? '-'
+							     : (char)toupper(cols[i].name[j]);
 		header[j] = '\0';
 		cl = scols_table_new_column(tb, header, cols[i].width, cols[i].flags);
 		if (!cl)

@@ -18,6 +18,14 @@ bool ea_diag_has(const struct ea_diags *d, const char *file, unsigned line);
 /* Number of components of a normalised path: "/" 0, "/a/b" 2. */
 unsigned ea_path_depth(const char *path);
 
+/*
+ * Resolve the symbolic links in a rule's directory path (normalised), as
+ * lib/policy-symlink.c explains.  0 with *ret NULL: no link on the way; 0
+ * with *ret the resolved path; -EPERM with *why saying why a link may not
+ * be followed; -ENOMEM, -errno.  Free both strings.
+ */
+int ea_policy_resolve_directory(const char *path, char **ret, char **why);
+
 /* Contents of /etc/projid and /etc/projects. */
 struct ea_projid_entry {
 	char *name;

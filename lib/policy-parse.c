@@ -534,6 +534,7 @@ static void free_rule(struct ea_rule *r)
 {
 	free(r->name);
 	free(r->directory);
+	free(r->directory_link);
 	free(r->project);
 	free(r->filesystem);
 	for (size_t i = 0; i < r->n_project_dirs; i++)
@@ -794,6 +795,28 @@ static bool same_place(const struct ea_rule *a, const struct ea_rule *b)
 	return !strcmp(a->filesystem, b->filesystem);
 }
 
+/* A directory through symbolic links: resolved now, or refused (policy-symlink.c). */
+static void resolve_directory(struct parser *ps, struct draft *d)
+{
+	struct ea_rule *r = &d->r;
+	_cleanup_free_ char *why = NULL;
+	char *real = NULL;
+	int e;
+
+	e = ea_policy_resolve_directory(r->directory, &real, &why);
+	if (e == -ENOMEM) {
+		ps->fatal = e;
+	} else if (e < 0) {
+		diag(ps, d->key_line[RK_DIRECTORY],
+		     "directory %s of rule '%s' is refused: %s; name the real directory",
+		     r->directory, r->name, why ?: strerror(-e));
+		d->key_bad[RK_DIRECTORY] = true;
+	} else if (real) {
+		r->directory_link = r->directory;
+		r->directory = real;
+	}
+}
+
 /* Cross-key checks, project resolution: everything that needs the whole rule. */
 static void finish_rule(struct parser *ps, struct draft *d, struct ea_projects *proj,
 			const char *projid_path, const char *projects_path)
@@ -830,6 +853,8 @@ static void finish_rule(struct parser *ps, struct draft *d, struct ea_projects *
 			     "realign in rule '%s' needs an extsize to realign to", r->name);
 	}
 	r->kind = kl[RK_PROJECT] ? EA_RULE_PROJECT : EA_RULE_DIRECTORY;
+	if (r->kind == EA_RULE_DIRECTORY && r->directory && !d->key_bad[RK_DIRECTORY])
+		resolve_directory(ps, d);
 
 	if (kl[RK_PROJECT] && !kl[RK_DIRECTORY] && !d->key_bad[RK_PROJECT]) {
 		e = ea_projects_resolve(proj, r->project, &r->projid);

@@ -85,6 +85,9 @@ struct ea_rule {
 	/* EA_RULE_DIRECTORY: normalised absolute path (no "//", ".", "..",
 	 * trailing "/"); the tree below it, on path components. */
 	char *directory;
+	/* The directory as written when it went through symbolic links, which
+	 * were resolved at load time into directory; NULL otherwise. */
+	char *directory_link;
 
 	/* EA_RULE_PROJECT */
 	uint32_t projid;     /* resolved, never EA_PROJID_NONE */

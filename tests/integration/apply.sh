@@ -22,14 +22,14 @@ extsize = none
 EOF2
 
 # Dry run: says what it would do, changes nothing.
-expect_exit 0 "$EXTALIGN" apply --dry-run --config "$WORK/conf"
+expect_exit 0 "$EXTALIGN" apply --dry-run --verbose --config "$WORK/conf"
 expect_in out "$mnt/db/t1.ibd: would be hinted (rule 'db')"
 [ "$(xfs_extsize "$mnt/db/t1.ibd")" = 0 ] || fail "--dry-run changed a file"
 has_xflag "$mnt/db" 0x1000 && fail "--dry-run changed a directory"
 
 expect_exit 0 "$EXTALIGN" apply --verbose --config "$WORK/conf"
 expect_in out "$mnt/db/a/full.ibd: has data, left alone (realignment candidate, rule 'db')"
-expect_in out "1 files with data are realignment candidates"
+expect_in out "1 files with data are under rules without 'realign = yes'"
 for f in db/t1.ibd db/a/b/t2.ibd; do
 	[ "$(xfs_extsize "$mnt/$f")" = 65536 ] || fail "$f not hinted"
 done

@@ -104,8 +104,8 @@ for line in out.splitlines()[1:]:
     start = int(f[2].split("..")[0])
     if (start * 512) % 65536:
         phys_bad += 1
-assert d["misaligned-logical"] == 0, d
-assert (d["misaligned-physical"] > 0) == (phys_bad > 0), (d, out)
+assert d["misaligned_logical"] == 0, d
+assert (d["misaligned_physical"] > 0) == (phys_bad > 0), (d, out)
 assert rc == (1 if phys_bad else 0), rc
 assert d["verdict"] == ("logical-only" if phys_bad else "aligned"), d
 PY

@@ -74,7 +74,7 @@ for mnt in sys.argv[2:]:
         sys.exit(f"FAIL: no filesystem row for {mnt}")
     dev = next(r for r in rows if fs in r.get("children", []))
     # Loop devices have no atomic unit: the probe uses 64 KiB.
-    size = 65536 if not dev["hw-max"] else min(1 << (dev["hw-max"].bit_length() - 1), 1 << 20)
+    size = 65536 if not dev["hw_max"] else min(1 << (dev["hw_max"].bit_length() - 1), 1 << 20)
     fd = tmpfile(mnt)
     kept, err = try_hint(fd, EXTSIZE | FORCEALIGN, size)
     if kept:
@@ -103,7 +103,7 @@ for mnt in sys.argv[2:]:
         fd = tmpfile(mnt)
         want = statx(fd)
         os.close(fd)
-    check(f"{mnt} statx", (fs["statx"], fs["statx-min"], fs["statx-max"]), want)
+    check(f"{mnt} statx", (fs["statx"], fs["statx_min"], fs["statx_max"]), want)
     print(f"{mnt}: probe {fs['probe']}, statx {want}: {fs['reason']}")
 PY
 

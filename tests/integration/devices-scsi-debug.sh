@@ -45,10 +45,10 @@ python3 - "$WORK/out" "$q" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))["devices"][0]
 rd = lambda f: int(open(f"{sys.argv[2]}/atomic_write_{f}_bytes").read())
-assert d["hw-min"] == rd("unit_min") and d["hw-max"] == rd("unit_max"), d
-assert d["atomic"] == "yes" and d["awu-min"] == rd("unit_min") and d["awu-max"] == rd("unit_max"), d
+assert d["hw_min"] == rd("unit_min") and d["hw_max"] == rd("unit_max"), d
+assert d["atomic"] == "yes" and d["awu_min"] == rd("unit_min") and d["awu_max"] == rd("unit_max"), d
 # The kernel's own answer for the node agrees with sysfs.
-assert d["statx"] == "yes" and (d["statx-min"], d["statx-max"]) == (d["awu-min"], d["awu-max"]), d
+assert d["statx"] == "yes" and (d["statx_min"], d["statx_max"]) == (d["awu_min"], d["awu_max"]), d
 PY
 # The table, in bytes: the same figures.
 expect_exit 0 "$EXTALIGN" devices -b -n -o NAME,HW-MIN,HW-MAX,ATOMIC,AWU-MIN,AWU-MAX "/dev/$disk"
@@ -90,17 +90,17 @@ if kept:
     unit = min(1 << (dev_max.bit_length() - 1), 1 << 20)
     assert fs["probe"] == "hinted", fs
     assert fs["extsize"] == unit and fs["forcealign"] is True, fs
-    assert (fs["awu-min"], fs["awu-max"]) == (4096, unit), fs
-    assert (fs["statx"], fs["statx-min"], fs["statx-max"]) == ("yes", 4096, unit), fs
+    assert (fs["awu_min"], fs["awu_max"]) == (4096, unit), fs
+    assert (fs["statx"], fs["statx_min"], fs["statx_max"]) == ("yes", 4096, unit), fs
 else:
     # A plain file: one block, and the row says it was a plain file.
     assert fs["probe"] == "plain" and fs["forcealign"] is False, fs
     assert "probe: plain file, " in fs["reason"], fs
-    assert (fs["awu-min"], fs["awu-max"]) == (4096, 4096), fs
+    assert (fs["awu_min"], fs["awu_max"]) == (4096, 4096), fs
     # An ext4 with atomic write support (6.13+) reports one block for a file.
     if fs["statx"] == "yes":
-        assert (fs["statx-min"], fs["statx-max"]) == (4096, 4096), fs
-print("probe:", fs["probe"], fs["statx"], fs["statx-min"], fs["statx-max"], "-", fs["reason"])
+        assert (fs["statx_min"], fs["statx_max"]) == (4096, 4096), fs
+print("probe:", fs["probe"], fs["statx"], fs["statx_min"], fs["statx_max"], "-", fs["reason"])
 PY
 
 # A kernel with the extalign ext4 series: a file with extsize + forcealign
@@ -121,7 +121,7 @@ f = json.load(open(sys.argv[1]))["devices"][0]["children"][0]["children"][0]
 dev_max = int(open(f"{sys.argv[2]}/atomic_write_unit_max_bytes").read())
 want_max = min(16384, 1 << (dev_max.bit_length() - 1))
 assert f["type"] == "file" and f["extsize"] == 16384 and f["forcealign"] is True, f
-assert (f["atomic"], f["awu-min"], f["awu-max"]) == ("yes", 4096, want_max), f
-assert (f["statx"], f["statx-min"], f["statx-max"]) == ("yes", 4096, want_max), f
+assert (f["atomic"], f["awu_min"], f["awu_max"]) == ("yes", 4096, want_max), f
+assert (f["statx"], f["statx_min"], f["statx_max"]) == ("yes", 4096, want_max), f
 PY
 echo ok

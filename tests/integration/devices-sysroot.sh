@@ -13,7 +13,7 @@ python3 - "$WORK/out" <<'PY'
 import json, sys
 tree = json.load(open(sys.argv[1]))["devices"]
 want = {
-    # name: (parent, atomic, awu-min, awu-max, reason substring)
+    # name: (parent, atomic, awu_min, awu_max, reason substring)
     "dm-0": (None, "yes", 4096, 16384, "device"),
     "loop0": (None, "none", 0, 0, "no atomic"),
     "nvme0n1": (None, "yes", 4096, 16384, "device"),
@@ -36,7 +36,7 @@ if sorted(seen) != sorted(want):
     sys.exit(f"FAIL: rows {sorted(seen)}")
 for name, (parent, atomic, lo, hi, why) in want.items():
     p, n = seen[name]
-    got = (p, n["atomic"], n["awu-min"], n["awu-max"])
+    got = (p, n["atomic"], n["awu_min"], n["awu_max"])
     if got != (parent, atomic, lo, hi) or why not in n["reason"]:
         sys.exit(f"FAIL: {name}: {got} {n['reason']!r}")
     # A captured tree has no device nodes: statx is not asked, not "unsupported".
@@ -44,7 +44,7 @@ for name, (parent, atomic, lo, hi, why) in want.items():
         sys.exit(f"FAIL: {name}: statx {n['statx']!r} from a sysroot")
 # JSON types: numbers are numbers, the partition offset in bytes.
 n = seen["sda1"][1]
-assert n["start"] == 63 * 512 and n["hw-min"] == 4096 and n["maj:min"] == "8:1", n
+assert n["start"] == 63 * 512 and n["hw_min"] == 4096 and n["maj_min"] == "8:1", n
 assert seen["nvme1n1p1"][1]["boundary"] == 65536
 assert seen["sda"][1]["start"] is None
 PY
@@ -57,7 +57,7 @@ d = json.load(open(sys.argv[1]))["devices"]
 rows = [d[0], d[0]["children"][0]]
 assert [r["name"] for r in rows] == ["sda", "sda1"], rows
 for r in rows:
-    assert r["atomic"] == "unsupported" and r["hw-min"] is None and r["awu-max"] is None, r
+    assert r["atomic"] == "unsupported" and r["hw_min"] is None and r["awu_max"] is None, r
 PY
 
 # A disk argument brings its partitions, a partition comes alone.

@@ -84,12 +84,12 @@ for spec in sys.argv[2:5]:
     cb = f"/sys/class/block/{name}"
     q = f"{cb}/queue"
     check(f"{name} size", dev["size"], sysfs(f"{cb}/size") * 512)
-    check(f"{name} maj:min", dev["maj:min"], open(f"{cb}/dev").read().strip())
-    check(f"{name} log-sec", dev["log-sec"], sysfs(f"{q}/logical_block_size"))
-    check(f"{name} phy-sec", dev["phy-sec"], sysfs(f"{q}/physical_block_size"))
+    check(f"{name} maj_min", dev["maj_min"], open(f"{cb}/dev").read().strip())
+    check(f"{name} log_sec", dev["log_sec"], sysfs(f"{q}/logical_block_size"))
+    check(f"{name} phy_sec", dev["phy_sec"], sysfs(f"{q}/physical_block_size"))
     check(f"{name} type", dev["type"], "loop")
-    for col, attr in (("hw-min", "unit_min"), ("hw-max", "unit_max"),
-                      ("boundary", "boundary"), ("hw-limit", "max")):
+    for col, attr in (("hw_min", "unit_min"), ("hw_max", "unit_max"),
+                      ("boundary", "boundary"), ("hw_limit", "max")):
         check(f"{name} {col}", dev[col], sysfs(f"{q}/atomic_write_{attr}_bytes"))
     hw = sysfs(f"{q}/atomic_write_unit_min_bytes")
     want = "unsupported" if hw is None else ("yes" if hw else "none")
@@ -97,8 +97,8 @@ for spec in sys.argv[2:5]:
     st, lo, hi = verdict(statx(node))
     check(f"{name} statx", dev["statx"], st)
     if st == "yes":
-        check(f"{name} statx-min", dev["statx-min"], lo)
-        check(f"{name} statx-max", dev["statx-max"], hi)
+        check(f"{name} statx_min", dev["statx_min"], lo)
+        check(f"{name} statx_max", dev["statx_max"], hi)
 
     # Its filesystem: a child row named by the mount point.
     fs = [r for r in dev.get("children", []) if r["type"] == "fs"]
@@ -121,15 +121,15 @@ for spec in sys.argv[2:5]:
         finally:
             os.close(fd)
         check(f"{mnt} probe", fs["statx"], st)
-        check(f"{mnt} probe min", fs["statx-min"], lo)
-        check(f"{mnt} probe max", fs["statx-max"], hi)
+        check(f"{mnt} probe min", fs["statx_min"], lo)
+        check(f"{mnt} probe max", fs["statx_max"], hi)
 
     for f in fs.get("children", []):
         check(f"{f['name']} type", f["type"], "file")
         check(f"{f['name']} under its filesystem", os.path.dirname(f["name"]), mnt)
         st, lo, hi = verdict(statx(f["name"]))
         check(f"{f['name']} statx", f["statx"], st)
-        check(f"{f['name']} statx-min", f["statx-min"], lo)
+        check(f"{f['name']} statx_min", f["statx_min"], lo)
         check(f"{f['name']} forcealign", f["forcealign"], False)
         check(f"{f['name']} extsize", f["extsize"], None)
 
@@ -205,7 +205,7 @@ for r in devs:
     if not os.path.exists(cb) or not rd(f"{cb}/size"):
         continue
     q = f"{cb}/queue" if os.path.isdir(f"{cb}/queue") else f"{cb}/../queue"
-    got = (r["size"], r["maj:min"], r["hw-min"], r["hw-max"], r["boundary"], r["hw-limit"])
+    got = (r["size"], r["maj_min"], r["hw_min"], r["hw_max"], r["boundary"], r["hw_limit"])
     exp = (rd(f"{cb}/size") * 512, open(f"{cb}/dev").read().strip(),
            *(rd(f"{q}/atomic_write_{a}_bytes") for a in ("unit_min", "unit_max", "boundary", "max")))
     if got != exp:

@@ -37,7 +37,7 @@ expect_exit 0 "$EXTALIGN" policy check -q "${GOOD[@]}"
 expect_exit 0 "$EXTALIGN" policy check -c good.conf "${SYS[@]}"
 expect_in out "valid: 2 rules from 1 file"
 # Every error of bad.conf, in line order, each with file:line, exactly.
-expect_exit 3 "$EXTALIGN" policy check -c bad.conf "${SYS[@]}"
+expect_exit 1 "$EXTALIGN" policy check -c bad.conf "${SYS[@]}"
 diff -u bad.expected "$WORK/err" || fail "policy check output differs from bad.expected"
 expect_exit 3 "$EXTALIGN" policy check -c "$WORK/missing.conf"
 expect_in err "$WORK/missing.conf: cannot read: No such file or directory"
@@ -50,7 +50,7 @@ expect_exit 3 "$EXTALIGN" policy show -c bad.conf "${SYS[@]}"
 # A drop-in that ties with the main file: both locations named.
 mkdir "$WORK/tie.d"
 printf '[rule again]\ndirectory = /data/\nextsize = 4k\n' >"$WORK/tie.d/10-tie.conf"
-expect_exit 3 "$EXTALIGN" policy check -c good.conf -d "$WORK/tie.d" "${SYS[@]}"
+expect_exit 1 "$EXTALIGN" policy check -c good.conf -d "$WORK/tie.d" "${SYS[@]}"
 expect_in err "$WORK/tie.d/10-tie.conf:1: rule 'again' ties with rule 'data' (good.conf:7)"
 
 # ---- explain: precedence ----

@@ -116,7 +116,7 @@ getfattr --absolute-names -n user.colour --only-values "$t/sub/meta" | grep -qx 
 expect_exit 1 "$EXTALIGN" check --json "$t/tiny" "$t/large" "$t/sparse" "$t/sub/meta"
 python3 -c 'import json,sys
 for f in json.load(open(sys.argv[1]))["files"]:
-    assert f["misaligned-logical"] == 0 and f["unit"] == 65536, f' "$WORK/out" ||
+    assert f["misaligned_logical"] == 0 and f["unit"] == 65536, f' "$WORK/out" ||
 	fail "extents not logically aligned after realign"
 # Holes: same data map at 64k granularity, and no more blocks than needed.
 ranges_after=$(data_ranges "$t/sparse")

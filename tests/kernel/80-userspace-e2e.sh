@@ -124,24 +124,24 @@ cols=NAME,TYPE,EXTSIZE,FORCEALIGN,HW-MAX,ATOMIC,AWU-MIN,AWU-MAX,STATX,STATX-MIN,
 run 0 "$EXTALIGN" devices --probe --json -o "$cols" "$sd"
 cp "$WORK/out" "$WORK/probe.json"
 fsrow="[r for r in d['devices'][0]['children'] if r['type'] == 'fs' and r['name'] == '$MNT'][0]"
-expect "devices: the disk's unit" "$(pj 'd["devices"][0]["hw-max"]')" $UNIT
+expect "devices: the disk's unit" "$(pj 'd["devices"][0]["hw_max"]')" $UNIT
 if [ $FA = yes ]; then
 	expect "probe: file" "$(pj "$fsrow['probe']")" hinted
 	expect "probe: its hint" "$(pj "($fsrow['extsize'], $fsrow['forcealign'])")" "($UNIT, True)"
-	expect "probe: statx" "$(pj "($fsrow['statx'], $fsrow['statx-min'], $fsrow['statx-max'])")" \
+	expect "probe: statx" "$(pj "($fsrow['statx'], $fsrow['statx_min'], $fsrow['statx_max'])")" \
 		"('yes', 4096, $UNIT)"
-	expect "probe: the rule agrees" "$(pj "($fsrow['atomic'], $fsrow['awu-min'], $fsrow['awu-max'])")" \
+	expect "probe: the rule agrees" "$(pj "($fsrow['atomic'], $fsrow['awu_min'], $fsrow['awu_max'])")" \
 		"('yes', 4096, $UNIT)"
 	run 0 "$EXTALIGN" devices --probe "$sd"
 	grep -F -- "$MNT" "$WORK/out" | grep -q " 64K .* hinted" ||
 		{ cat "$WORK/out"; die "the table does not show 64K for a hinted probe"; }
 	run 0 "$EXTALIGN" devices --probe --json -o NAME,TYPE,EXTSIZE,FORCEALIGN,STATX-MAX,AWU-MAX "$g"
 	expect "devices of the forcealign file" \
-		"$(pj "[(r['extsize'], r['forcealign'], r['statx-max'], r['awu-max']) for r in $fsrow['children']]")" \
+		"$(pj "[(r['extsize'], r['forcealign'], r['statx_max'], r['awu_max']) for r in $fsrow['children']]")" \
 		"[($UNIT, True, $UNIT, $UNIT)]"
 else
 	expect "probe: file" "$(pj "$fsrow['probe']")" plain
-	expect "probe: statx of a plain file" "$(pj "($fsrow['statx'], $fsrow['statx-max'])")" \
+	expect "probe: statx of a plain file" "$(pj "($fsrow['statx'], $fsrow['statx_max'])")" \
 		"('yes', 4096)"
 	pj "$fsrow['reason']" | grep -qF "probe: plain file, forcealign not supported by this kernel" ||
 		die "the probe's fallback is not reported: $(pj "$fsrow['reason']")"
