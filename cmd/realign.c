@@ -58,7 +58,8 @@ struct job {
 	/* summary */
 	unsigned outcomes[EA_REALIGN_FAILED + 1], skips[EA_SKIP_COUNT], swaps[EA_SWAP_IN_PLACE + 1];
 	unsigned not_started, leftovers;
-	uint64_t copied;
+	uint64_t copied, discarded; /* into copies kept / thrown away */
+	uint64_t to_copy, need_max; /* dry run: data to copy, the most one file needs */
 	int status;
 	bool first_json;
 };
@@ -424,14 +425,28 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 		if (!j->quiet)
 			printf("%s: no data blocks, hint set in place\n", path);
 		return;
-	case EA_REALIGN_WOULD:
+	case EA_REALIGN_WOULD: {
+		char c[EA_SIZE_BUFSZ], n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
+
 		if (!j->quiet)
-			printf("%s: would realign (%s)\n", path,
-			       r->hint_before ? "extents only: swap" : "hint and extents");
+			printf("%s: would realign (%s): copy %s, needs %s, %s free\n", path,
+			       r->hint_before ? "extents only: swap" : "hint and extents",
+			       ea_size_format(r->space.copy, c), ea_size_format(r->space.needed, n),
+			       ea_size_format(r->space.available, a));
 		return;
+	}
 	case EA_REALIGN_SKIPPED:
-		if (!j->quiet && r->skip != EA_SKIP_ALREADY_ALIGNED)
-			printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
+		if (j->quiet || r->skip == EA_SKIP_ALREADY_ALIGNED)
+			return;
+		if (r->skip == EA_SKIP_NO_SPACE) {
+			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
+
+			printf("%s: skipped: %s (needs %s, %s free)\n", path,
+			       ea_realign_skip_str(r->skip), ea_size_format(r->space.needed, n),
+			       ea_size_format(r->space.available, a));
+			return;
+		}
+		printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
 		return;
 	case EA_REALIGN_UNSUPPORTED:
 		warnx("%s: %s %s", path, r->fs_type, fs_words(r));
@@ -441,10 +456,19 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 			printf("%s: stopped (time limit or cancel), left as it was\n", path);
 		return;
 	case EA_REALIGN_FAILED:
+		if (r->err == -ENOSPC && r->space.needed) {
+			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
+
+			/* The check passed: somebody else took the space meanwhile. */
+			warnx("%s: %s: %s (the copy needs %s; %s were free when it started); "
+			      "the file is unchanged",
+			      path, r->step ? r->step : "realign", strerror(-r->err),
+			      ea_size_format(r->space.needed, n),
+			      ea_size_format(r->space.available, a));
+			return;
+		}
 		warnx("%s: %s: %s; the file is unchanged", path, r->step ? r->step : "realign",
-		      r->err == -EIO && r->step && !strcmp(r->step, "verify content")
-			      ? "the copy read back differs"
-			      : strerror(-r->err));
+		      r->detail ? r->detail : strerror(-r->err));
 		return;
 	}
 }
@@ -461,6 +485,11 @@ static void report_json(struct job *j, const char *path, const struct ea_realign
 	printf(", \"swap\": \"%s\", \"fstype\": \"%s\", \"size\": %llu, \"copied\": %llu",
 	       ea_realign_swap_name(r->swap), r->fs_type, (unsigned long long)r->size,
 	       (unsigned long long)r->bytes_copied);
+	if (r->space.needed || r->space.available)
+		printf(", \"to_copy\": %llu, \"prealloc\": %llu, \"space_needed\": %llu, "
+		       "\"space_free\": %llu",
+		       (unsigned long long)r->space.copy, (unsigned long long)r->space.prealloc,
+		       (unsigned long long)r->space.needed, (unsigned long long)r->space.available);
 	printf(", \"inode_before\": %llu, \"inode_after\": %llu", (unsigned long long)r->ino_before,
 	       (unsigned long long)r->ino_after);
 	printf(", \"logical\": \"%s\", \"physical\": \"%s\", \"physical_guaranteed\": %s",
@@ -471,6 +500,10 @@ static void report_json(struct job *j, const char *path, const struct ea_realign
 		json_str(r->step ? r->step : "");
 		printf(", \"error\": ");
 		json_str(strerror(-r->err));
+		if (r->detail) {
+			printf(", \"detail\": ");
+			json_str(r->detail);
+		}
 	}
 	printf(", \"seconds\": %.3f}", (double)r->elapsed_ns / 1e9);
 }
@@ -549,20 +582,31 @@ static void summary(struct job *j, uint64_t el)
 			printf(", \"no_rule\": %u, \"too_large\": %u", j->why[WHY_NO_RULE],
 			       j->why[WHY_TOO_LARGE]);
 		printf(", \"not_started\": %u, \"leftovers_removed\": %u, \"copied\": %llu, "
-		       "\"seconds\": %.3f, \"skip_reasons\": {",
+		       "\"discarded\": %llu, ",
 		       j->not_started, j->leftovers, (unsigned long long)j->copied,
-		       (double)el / 1e9);
+		       (unsigned long long)j->discarded);
+		if (j->o.dry_run)
+			printf("\"to_copy\": %llu, \"space_needed_max\": %llu, ",
+			       (unsigned long long)j->to_copy, (unsigned long long)j->need_max);
+		printf("\"seconds\": %.3f, \"skip_reasons\": {", (double)el / 1e9);
 		json_counts(j->skips, EA_SKIP_COUNT, skip_name);
 		printf("}, \"swap_paths\": {");
 		json_counts(j->swaps, EA_SWAP_IN_PLACE + 1, swap_name);
 		printf("}}\n}\n");
 		return;
 	}
-	printf("%s %u of %zu files (%s copied in %.1f s, %s/s)",
-	       j->o.dry_run ? "would realign" : "realigned",
-	       j->o.dry_run ? j->outcomes[EA_REALIGN_WOULD] : j->outcomes[EA_REALIGN_DONE], j->n,
-	       human(a, sizeof(a), j->copied), (double)el / 1e9,
-	       human(b, sizeof(b), el ? (uint64_t)((double)j->copied * 1e9 / (double)el) : 0));
+	if (j->o.dry_run)
+		/* One file at a time: the largest copy is what must fit at once. */
+		printf("would realign %u of %zu files (%s to copy, at most %s free space needed "
+		       "at once)",
+		       j->outcomes[EA_REALIGN_WOULD], j->n, human(a, sizeof(a), j->to_copy),
+		       human(b, sizeof(b), j->need_max));
+	else
+		printf("realigned %u of %zu files (%s copied in %.1f s, %s/s)",
+		       j->outcomes[EA_REALIGN_DONE], j->n, human(a, sizeof(a), j->copied),
+		       (double)el / 1e9,
+		       human(b, sizeof(b),
+			     el ? (uint64_t)((double)j->copied * 1e9 / (double)el) : 0));
 	if (j->outcomes[EA_REALIGN_HINT_SET])
 		printf("; %u hinted in place", j->outcomes[EA_REALIGN_HINT_SET]);
 	if (j->outcomes[EA_REALIGN_SKIPPED]) {
@@ -588,6 +632,8 @@ static void summary(struct job *j, uint64_t el)
 		       j->not_started);
 	if (j->outcomes[EA_REALIGN_FAILED])
 		printf("; failed %u", j->outcomes[EA_REALIGN_FAILED]);
+	if (j->discarded)
+		printf("; %s copied into copies then discarded", human(a, sizeof(a), j->discarded));
 	if (j->leftovers)
 		printf("; %u leftovers of killed runs removed", j->leftovers);
 	putchar('\n');
@@ -638,6 +684,13 @@ static void run(struct job *j)
 			j->swaps[r.swap]++;
 		if (r.outcome == EA_REALIGN_DONE)
 			j->copied += r.bytes_copied;
+		else
+			j->discarded += r.bytes_copied;
+		if (r.outcome == EA_REALIGN_WOULD) {
+			j->to_copy += r.space.copy;
+			if (r.space.needed > j->need_max)
+				j->need_max = r.space.needed;
+		}
 		j->status = exit_worst(j->status, status_of(&r));
 		clear_bar(j);
 		if (j->json)

@@ -37,8 +37,21 @@ int rl_interrupted(const struct rl_ctx *c);
 void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done,
 		 uint64_t total);
 
+/* realign-plan.c: what the copy reads and allocates. */
+struct rl_plan {
+	struct ea_range *data;	/* to read and write, aligned for the copy's I/O */
+	size_t n_data;
+	struct ea_range *alloc; /* whole units to allocate, sorted; may pass EOF */
+	size_t n_alloc;
+	uint64_t data_bytes, alloc_bytes, prealloc_bytes;
+};
+int rl_plan_make(int fd, uint64_t size, uint64_t unit, uint64_t data_align, struct rl_plan *p);
+void rl_plan_free(struct rl_plan *p);
+/* Fill sp from the plan; -ENOSPC when it does not fit. */
+int rl_space_of(int fd, const struct rl_plan *p, struct ea_realign_space *sp);
+
 /* realign-copy.c */
-int rl_copy(struct rl_ctx *c, uint64_t *csum);
+int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum);
 int rl_verify(struct rl_ctx *c, uint64_t csum);
 
 /* realign-meta.c: before any data is written, what affects allocation. */

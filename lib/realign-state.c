@@ -96,8 +96,10 @@ int rl_record_create(const char *state_dir, int dirfd, const char *name, struct 
 		goto fail_unlink;
 	}
 	len = strlen(dir);
+	errno = 0;
 	if (write(r->fd, dir, len) != (ssize_t)len || fsync(r->fd) < 0 || fsync(r->sdir) < 0) {
-		ret = errno ? negative_errno() : -EIO;
+		/* A short write without an error is a full filesystem. */
+		ret = errno ? negative_errno() : -ENOSPC;
 		goto fail_unlink;
 	}
 	return 0;

@@ -162,8 +162,10 @@ static int move_ext(struct rl_ctx *c)
 	 * A partial move still leaves the right content (both sides held the
 	 * same data), but not the extents we promised.
 	 */
-	if (me.moved_len != me.len)
-		return -EIO;
+	if (me.moved_len != me.len) {
+		c->res->detail = "ext4 moved only part of the extents (the content is the same)";
+		return -EAGAIN;
+	}
 	return fsync(c->fd) < 0 ? negative_errno() : 0;
 }
 
