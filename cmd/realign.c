@@ -74,15 +74,17 @@ static void usage(FILE *out)
 	      "are exchanged when the file already has the hint (XFS exchange-range or\n"
 	      "swapext, ext4 move-ext; the inode stays), otherwise the copy is renamed\n"
 	      "over it.  Files open by others, changed meanwhile, hard-linked (rename\n"
-	      "path), immutable, append-only or nodefrag are skipped.  Directories are\n"
-	      "walked on one filesystem, symlinks are never followed.\n\n"
+	      "path), immutable, append-only or nodefrag are skipped, and so are files\n"
+	      "whose copy would not fit in the free space (checked before copying).\n"
+	      "Directories are walked on one filesystem, symlinks are never followed.\n\n"
 	      "Options:\n"
 	      "  -e, --extsize SIZE     the extent size hint to realign every file to\n"
 	      "  -c, --config FILE      instead: the rules of FILE (no drop-ins); files\n"
 	      "                         whose rule says \"realign = yes\" get its hint\n"
 	      "  -f, --force            also set forcealign (aligned extents or ENOSPC)\n"
 	      "      --rewrite-aligned  rewrite files that already look aligned\n"
-	      "  -n, --dry-run          say what would be done, change nothing\n"
+	      "  -n, --dry-run          say what would be done, the bytes to copy and the\n"
+	      "                         free space needed; change nothing\n"
 	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix)\n"
 	      "  -b, --bwlimit RATE     copy at most RATE bytes per second (e.g. 50M)\n"
 	      "      --buffered         use the page cache instead of O_DIRECT\n"
@@ -431,8 +433,9 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 		if (!j->quiet)
 			printf("%s: would realign (%s): copy %s, needs %s, %s free\n", path,
 			       r->hint_before ? "extents only: swap" : "hint and extents",
-			       ea_size_format(r->space.copy, c), ea_size_format(r->space.needed, n),
-			       ea_size_format(r->space.available, a));
+			       human(c, sizeof(c), r->space.copy),
+			       human(n, sizeof(n), r->space.needed),
+			       human(a, sizeof(a), r->space.available));
 		return;
 	}
 	case EA_REALIGN_SKIPPED:
@@ -442,8 +445,8 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
 
 			printf("%s: skipped: %s (needs %s, %s free)\n", path,
-			       ea_realign_skip_str(r->skip), ea_size_format(r->space.needed, n),
-			       ea_size_format(r->space.available, a));
+			       ea_realign_skip_str(r->skip), human(n, sizeof(n), r->space.needed),
+			       human(a, sizeof(a), r->space.available));
 			return;
 		}
 		printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
@@ -463,8 +466,8 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 			warnx("%s: %s: %s (the copy needs %s; %s were free when it started); "
 			      "the file is unchanged",
 			      path, r->step ? r->step : "realign", strerror(-r->err),
-			      ea_size_format(r->space.needed, n),
-			      ea_size_format(r->space.available, a));
+			      human(n, sizeof(n), r->space.needed),
+			      human(a, sizeof(a), r->space.available));
 			return;
 		}
 		warnx("%s: %s: %s; the file is unchanged", path, r->step ? r->step : "realign",

@@ -171,7 +171,8 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 		ret = rl_interrupted(c);
 		if (ret)
 			return ret;
-		ret = throttle(c, ea_ratelimit_account(c->o->ratelimit, (uint64_t)got, rl_now_ns()));
+		ret = throttle(c,
+			       ea_ratelimit_account(c->o->ratelimit, (uint64_t)got, rl_now_ns()));
 		if (ret)
 			return ret;
 		if ((size_t)got < want)

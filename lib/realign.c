@@ -463,7 +463,8 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		return fail(res, r, "project id", t0);
 	r = space_check(fd, (uint64_t)st.st_size, o->extsize, res);
 	if (r < 0)
-		return r == -ENOSPC ? skip(res, EA_SKIP_NO_SPACE, t0) : fail(res, r, "free space", t0);
+		return r == -ENOSPC ? skip(res, EA_SKIP_NO_SPACE, t0)
+				    : fail(res, r, "free space", t0);
 	if (o->dry_run)
 		return finish(res, EA_REALIGN_WOULD, t0);
 

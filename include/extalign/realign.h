@@ -182,19 +182,19 @@ int ea_realign_space_check(int fd, uint32_t extsize, struct ea_realign_space *sp
 
 struct ea_realign_result {
 	enum ea_realign_outcome outcome;
-	enum ea_realign_skip skip; /* when SKIPPED */
-	enum ea_realign_swap swap; /* path that ran (or would, for dry runs: NONE) */
-	int err;		   /* -errno for FAILED and UNSUPPORTED */
-	const char *step;	   /* static: where err happened, e.g. "copy" */
-	const char *detail;	   /* static, may be NULL: the cause in words when err
-				    * alone would mislead (a checksum mismatch) */
-	unsigned dropped;	   /* EA_DROPPED_* when the kernel kept no hint */
-	const char *fs_type;	   /* static, "xfs", "ext4", ... */
-	uint64_t size;		   /* file size */
-	uint64_t bytes_copied;	   /* data bytes written to the copy, also when it was
-				    * then discarded (holes excluded) */
+	enum ea_realign_skip skip;     /* when SKIPPED */
+	enum ea_realign_swap swap;     /* path that ran (or would, for dry runs: NONE) */
+	int err;		       /* -errno for FAILED and UNSUPPORTED */
+	const char *step;	       /* static: where err happened, e.g. "copy" */
+	const char *detail;	       /* static, may be NULL: the cause in words when err
+					* alone would mislead (a checksum mismatch) */
+	unsigned dropped;	       /* EA_DROPPED_* when the kernel kept no hint */
+	const char *fs_type;	       /* static, "xfs", "ext4", ... */
+	uint64_t size;		       /* file size */
+	uint64_t bytes_copied;	       /* data bytes written to the copy, also when it was
+					* then discarded (holes excluded) */
 	struct ea_realign_space space; /* measured before the copy (also dry runs) */
-	uint64_t checksum;	   /* of the content, when verified */
+	uint64_t checksum;	       /* of the content, when verified */
 	ino_t ino_before, ino_after;
 	bool hint_before; /* the original carried the wanted hint */
 	struct ea_align_report before, after;
