@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -85,7 +86,8 @@ static void usage(FILE *out)
 	      "      --rewrite-aligned  rewrite files that already look aligned\n"
 	      "  -n, --dry-run          say what would be done, the bytes to copy and the\n"
 	      "                         free space needed; change nothing\n"
-	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix)\n"
+	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix); a\n"
+	      "                         long copy is kept and the next run goes on\n"
 	      "  -b, --bwlimit RATE     copy at most RATE bytes per second (e.g. 50M)\n"
 	      "      --buffered         use the page cache instead of O_DIRECT\n"
 	      "      --state-dir DIR    leftover records (default " EA_REALIGN_STATE_DIR ")\n"
@@ -95,6 +97,21 @@ static void usage(FILE *out)
 	      "Exit status: 0 all done or nothing to do; 1 some file was left as it was\n"
 	      "(skipped or stopped); 3 some file failed; 4 the filesystem keeps no hint.\n",
 	      out);
+}
+
+/* SIGTERM, SIGINT: stop between chunks, keep a long copy for the next run. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static bool stop_cancel(void *userdata)
+{
+	(void)userdata;
+	return stop_requested;
 }
 
 static uint64_t now_ns(void)
@@ -454,10 +471,19 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 	case EA_REALIGN_UNSUPPORTED:
 		warnx("%s: %s %s", path, r->fs_type, fs_words(r));
 		return;
-	case EA_REALIGN_CANCELLED:
-		if (!j->quiet)
-			printf("%s: stopped (time limit or cancel), left as it was\n", path);
+	case EA_REALIGN_CANCELLED: {
+		char k[EA_SIZE_BUFSZ];
+
+		if (j->quiet)
+			return;
+		if (r->resume_kept)
+			printf("%s: stopped (time limit or signal), left as it was; the copy of "
+			       "its first %s is kept for the next run\n",
+			       path, human(k, sizeof(k), r->resume_kept));
+		else
+			printf("%s: stopped (time limit or signal), left as it was\n", path);
 		return;
+	}
 	case EA_REALIGN_FAILED:
 		if (r->err == -ENOSPC && r->space.needed) {
 			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
@@ -493,6 +519,8 @@ static void report_json(struct job *j, const char *path, const struct ea_realign
 		       "\"space_free\": %llu",
 		       (unsigned long long)r->space.copy, (unsigned long long)r->space.prealloc,
 		       (unsigned long long)r->space.needed, (unsigned long long)r->space.available);
+	printf(", \"resumed_from\": %llu, \"resume_kept\": %llu",
+	       (unsigned long long)r->resumed_from, (unsigned long long)r->resume_kept);
 	printf(", \"inode_before\": %llu, \"inode_after\": %llu", (unsigned long long)r->ino_before,
 	       (unsigned long long)r->ino_after);
 	printf(", \"logical\": \"%s\", \"physical\": \"%s\", \"physical_guaranteed\": %s",
@@ -650,7 +678,7 @@ static void run(struct job *j)
 		struct file *f = &j->files[i];
 		struct ea_realign_result r;
 
-		if (j->o.deadline_ns && now_ns() >= j->o.deadline_ns) {
+		if ((j->o.deadline_ns && now_ns() >= j->o.deadline_ns) || stop_requested) {
 			j->not_started += (unsigned)(j->n - i);
 			j->status = exit_worst(j->status, EXIT_NEGATIVE);
 			break;
@@ -687,7 +715,7 @@ static void run(struct job *j)
 			j->swaps[r.swap]++;
 		if (r.outcome == EA_REALIGN_DONE)
 			j->copied += r.bytes_copied;
-		else
+		else if (!r.resume_kept)
 			j->discarded += r.bytes_copied;
 		if (r.outcome == EA_REALIGN_WOULD) {
 			j->to_copy += r.space.copy;
@@ -821,6 +849,14 @@ int cmd_realign(int argc, char **argv)
 	j.o.extsize = extsize;
 	j.o.state_dir = j.state_dir;
 	j.o.progress = on_progress;
+	j.o.cancel = stop_cancel;
+	{
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 	j.o.userdata = &j;
 	j.bar = !j.json && !j.quiet && isatty(STDERR_FILENO);
 	t0 = j.t0 = now_ns();

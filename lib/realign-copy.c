@@ -165,6 +165,8 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 			return ret;
 		off += (uint64_t)got;
 		*done += (uint64_t)got;
+		c->copied_to = off;
+		c->partial_csum = ea_csum_final(cs);
 		rl_progress(c, EA_PHASE_COPY, *done, total);
 		c->res->bytes_copied = *done;
 
@@ -207,10 +209,20 @@ int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
 	struct ea_csum cs;
 	int ret;
 
+	uint64_t from = c->resumed ? c->copied_to : 0;
+	struct stat tst;
+
 	ea_csum_init(&cs);
+	cs.h = c->resumed ? c->partial_csum : 0;
 	rl_progress(c, EA_PHASE_COPY, 0, p->data_bytes);
-	/* The size first: allocation and writes then all lie inside it. */
-	if (ftruncate(c->tmpfd, (off_t)size) < 0)
+	/*
+	 * The size first: allocation and writes then all lie inside it.  Not
+	 * again on a kept copy: truncating to the same size frees what lies
+	 * beyond end of file.
+	 */
+	if (fstat(c->tmpfd, &tst) < 0)
+		return negative_errno();
+	if ((uint64_t)tst.st_size != size && ftruncate(c->tmpfd, (off_t)size) < 0)
 		return negative_errno();
 	/*
 	 * Under a bandwidth limit, about ten chunks a second: the disk sees a
@@ -230,6 +242,9 @@ int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
 		for (uint64_t ps = p->alloc[i].start; ps < p->alloc[i].end; ps += step) {
 			uint64_t pe = ps + step < p->alloc[i].end ? ps + step : p->alloc[i].end;
 
+			if (pe <= from)
+				continue; /* a kept copy has it */
+
 			ret = allocate(c, ps, pe, &can_allocate);
 			if (ret < 0) {
 				c->res->step = "allocate";
@@ -239,9 +254,13 @@ int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
 				uint64_t s = p->data[di].start > ps ? p->data[di].start : ps;
 				uint64_t e = p->data[di].end < pe ? p->data[di].end : pe;
 
-				ret = copy_range(c, s, e, chunk, &cs, &done, p->data_bytes);
-				if (ret)
-					return ret;
+				if (s < from)
+					s = from;
+				if (s < e) {
+					ret = copy_range(c, s, e, chunk, &cs, &done, p->data_bytes);
+					if (ret)
+						return ret;
+				}
 				if (p->data[di].end > pe)
 					break; /* goes on in the next piece */
 			}

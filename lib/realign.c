@@ -329,6 +329,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	struct rl_ctx c = { .o = o, .res = res, .path = path, .fd = -1, .tmpfd = -1, .dirfd = -1 };
 	struct ea_hint want;
 	struct rl_plan plan = { 0 };
+	struct rl_record_ref resume = { .rec = { .fd = -1, .sdir = -1 } };
 	struct ea_fsinfo fs;
 	struct fsxattr fsx, tfsx;
 	struct stat lst, st, dst;
@@ -507,6 +508,13 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		goto out_lease;
 	}
 	c.buf = buf;
+	/* A copy an earlier run kept for this very file: go on with it. */
+	r = rl_resume_find(&c, &resume);
+	if (r > 0) {
+		close(tmpfd);
+		tmpfd = c.tmpfd = r;
+		res->resumed_from = c.copied_to;
+	}
 	dio_setup(&c, fs.blksize);
 
 	/* Under the lease: the data map cannot change any more. */
@@ -517,6 +525,9 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	}
 	r = rl_copy(&c, &plan, &csum);
 	rl_plan_free(&plan);
+	/* Stopped far enough in: keep the copy for the next run. */
+	if (r == RL_CANCELLED && c.copied_to >= RL_RESUME_MIN && rl_resume_save(&c) == 0)
+		res->resume_kept = c.copied_to;
 	if (r < 0) {
 		if (!res->step)
 			res->step = "copy";
@@ -542,6 +553,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	 * (fragmented), not an error of ours or of the disk.
 	 */
 	if (lv != EA_VERDICT_ALIGNED || (res->physical_guaranteed && pv != EA_VERDICT_ALIGNED)) {
+		rl_resume_drop(&c);
 		lease_drop(&lease);
 		return skip(res, EA_SKIP_COPY_MISALIGNED, t0);
 	}
@@ -559,6 +571,9 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 			res->step = "swap";
 			goto out_lease;
 		}
+		/* The kept copy's name now holds the old extents. */
+		if (!r)
+			rl_resume_drop(&c);
 		if (!r && (r = rl_restore_times(fd, &c.st)) < 0) {
 			res->step = "restore times";
 			goto out_lease;
@@ -567,6 +582,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	if (r < 0) {
 		if (c.st.st_nlink > 1) {
 			r = 0;
+			rl_resume_drop(&c);
 			lease_drop(&lease);
 			return skip(res, EA_SKIP_HARDLINKS, t0);
 		}
@@ -587,6 +603,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	return finish(res, EA_REALIGN_DONE, t0);
 
 out_lease:
+	rl_resume_drop(&c);
 	lease_drop(&lease);
 	return interrupted(res, r, res->step ? res->step : "realign", fd, &c.st, t0);
 }

@@ -194,6 +194,9 @@ struct ea_realign_result {
 	uint64_t bytes_copied;	       /* data bytes written to the copy, also when it was
 					* then discarded (holes excluded) */
 	struct ea_realign_space space; /* measured before the copy (also dry runs) */
+	uint64_t resumed_from;	       /* offset a kept copy of an earlier run went on at */
+	uint64_t resume_kept;	       /* CANCELLED: the copy is kept up to here for the next
+					* run (a named leftover and its record) */
 	uint64_t checksum;	       /* of the content, when verified */
 	ino_t ino_before, ino_after;
 	bool hint_before; /* the original carried the wanted hint */

@@ -60,8 +60,7 @@ int main(int argc, char **argv)
 	struct ea_realign_result r;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: %s EVENT DELAY_US STATE_DIR MOUNTPOINT FILE...\n",
-			argv[0]);
+		fprintf(stderr, "usage: %s EVENT DELAY_US STATE_DIR MOUNTPOINT FILE...\n", argv[0]);
 		return 2;
 	}
 	c.at = strtoul(argv[1], NULL, 10);
