@@ -176,8 +176,7 @@ static const struct {
 	[EA_SKIP_ALREADY_ALIGNED] = { "aligned", "already aligned" },
 	[EA_SKIP_NO_SPACE] = { "no-space", "not enough free space for the copy" },
 	[EA_SKIP_COPY_MISALIGNED] = { "copy-misaligned",
-				      "the filesystem placed the copy's extents not on unit "
-				      "boundaries either" },
+				      "the copy came out misaligned too (no aligned free space)" },
 	[EA_SKIP_TRUNCATED] = { "truncated", "truncated by another process during the copy" },
 	[EA_SKIP_EXTENDED] = { "extended", "extended by another process during the copy" },
 	[EA_SKIP_WRITTEN] = { "written", "written by another process during the copy" },

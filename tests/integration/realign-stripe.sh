@@ -1,6 +1,7 @@
 #!/bin/bash
 # Issue 17: on stripe-aligned XFS (su=64k, swalloc) a sparse file of small
-# runs realigns with extents on unit boundaries, on disk too, never EIO.
+# runs realigns with extents on unit boundaries, on disk too, never EIO;
+# where no aligned free space is left, the verdict says that.
 # Issue 17 too: the original's unwritten preallocation survives, inside and
 # beyond end of file.
 . "$(dirname "$0")/lib.sh"
@@ -66,6 +67,43 @@ assert f["physical"] == "aligned" and f["physical_guaranteed"], f' "$WORK/out" |
 	on_units "$f" || fail "$mode: extents off the unit"
 	[ "$(xfs_extsize "$f")" = 65536 ] || fail "$mode: no hint"
 done
+
+# Free space in 16k pieces only (reserve pool emptied, every other 16k of
+# a filler punched): no aligned 64k is left.  The copy cannot be placed on
+# the unit; the verdict says so, not EIO, and the file stays as it was.
+fmnt=$(mkfs_mount xfs 1024 -m reflink=0,finobt=0,rmapbt=0 -d su=64k,sw=1)
+mount -o remount,swalloc "$fmnt"
+xfs_io -x -c 'resblks 0' "$fmnt" >/dev/null
+f=$fmnt/runs
+small_runs "$f"
+sync
+h=$(sha256sum <"$f")
+python3 - "$fmnt/fill" <<'PY'
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_long, ctypes.c_long]
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+size = 0
+for piece in (1 << 20, 65536, 4096):
+    while libc.fallocate(fd, 0, size, piece) == 0:
+        size += piece
+PUNCH = 0x02 | 0x01  # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE
+for off in range(0, size, 32768):
+    libc.fallocate(fd, PUNCH, off, 16384)
+PY
+rc=0
+"${R[@]}" --extsize 64k --json "$f" >"$WORK/out" 2>"$WORK/err" || rc=$?
+grep -q 'Input/output error' "$WORK/err" "$WORK/out" && fail "fragmented: EIO reported"
+python3 -c 'import json,sys
+f = json.load(open(sys.argv[1]))["files"][0]
+assert (f["outcome"], f.get("reason")) == ("skipped", "copy-misaligned"), f' "$WORK/out" ||
+	{ cat "$WORK/out" "$WORK/err" >&2; fail "fragmented: verdict"; }
+[ "$rc" = 1 ] || fail "fragmented: exit $rc, expected 1 (left as it was)"
+"${R[@]}" --extsize 64k "$f" >"$WORK/out" 2>"$WORK/err" || true
+expect_in out "skipped: the copy came out misaligned too (no aligned free space)"
+[ "$(sha256sum <"$f")" = "$h" ] || fail "fragmented: content changed"
+[ "$(xfs_extsize "$f")" = 0 ] || fail "fragmented: the file was replaced"
+[ "$(find "$fmnt" "$STATE" -name '.extalign-realign.*' | wc -l)" = 0 ] || fail "fragmented: leftovers"
 
 # Preallocation: unwritten extents inside EOF and beyond it (fallocate
 # --keep-size) are still allocated and unwritten after realignment.
