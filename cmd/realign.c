@@ -59,7 +59,8 @@ struct job {
 	/* summary */
 	unsigned outcomes[EA_REALIGN_FAILED + 1], skips[EA_SKIP_COUNT], swaps[EA_SWAP_IN_PLACE + 1];
 	unsigned not_started, leftovers;
-	uint64_t copied, discarded; /* into copies kept / thrown away */
+	uint64_t copied, discarded; /* into realigned files / copies thrown away */
+	uint64_t kept;		    /* in stopped copies kept for the next run */
 	uint64_t to_copy, need_max; /* dry run: data to copy, the most one file needs */
 	int status;
 	bool first_json;
@@ -613,9 +614,9 @@ static void summary(struct job *j, uint64_t el)
 			printf(", \"no_rule\": %u, \"too_large\": %u", j->why[WHY_NO_RULE],
 			       j->why[WHY_TOO_LARGE]);
 		printf(", \"not_started\": %u, \"leftovers_removed\": %u, \"copied\": %llu, "
-		       "\"discarded\": %llu, ",
+		       "\"discarded\": %llu, \"kept_to_resume\": %llu, ",
 		       j->not_started, j->leftovers, (unsigned long long)j->copied,
-		       (unsigned long long)j->discarded);
+		       (unsigned long long)j->discarded, (unsigned long long)j->kept);
 		if (j->o.dry_run)
 			printf("\"to_copy\": %llu, \"space_needed_max\": %llu, ",
 			       (unsigned long long)j->to_copy, (unsigned long long)j->need_max);
@@ -665,6 +666,9 @@ static void summary(struct job *j, uint64_t el)
 		printf("; failed %u", j->outcomes[EA_REALIGN_FAILED]);
 	if (j->discarded)
 		printf("; %s copied into copies then discarded", human(a, sizeof(a), j->discarded));
+	if (j->kept)
+		printf("; %s of stopped copies kept for the next run",
+		       human(a, sizeof(a), j->kept));
 	if (j->leftovers)
 		printf("; %u leftovers of killed runs removed", j->leftovers);
 	putchar('\n');
@@ -717,6 +721,7 @@ static void run(struct job *j)
 			j->copied += r.bytes_copied;
 		else if (!r.resume_kept)
 			j->discarded += r.bytes_copied;
+		j->kept += r.resume_kept;
 		if (r.outcome == EA_REALIGN_WOULD) {
 			j->to_copy += r.space.copy;
 			if (r.space.needed > j->need_max)

@@ -30,6 +30,9 @@ for how in max-time sigterm; do
 	[ "$rc" = 1 ] || { cat "$WORK/out" >&2; fail "$how: exit $rc, expected 1 (stopped)"; }
 	[ "$(json outcome)" = cancelled ] || fail "$how: not cancelled"
 	kept=$(json resume_kept)
+	python3 -c 'import json,sys; s = json.load(open(sys.argv[1]))["summary"]
+assert s["kept_to_resume"] == int(sys.argv[2]) and s["discarded"] == 0, s' "$WORK/out" "$kept" ||
+		fail "$how: summary"
 	[ "$kept" -ge $((4 * MiB)) ] && [ "$kept" -lt $((40 * MiB)) ] || fail "$how: kept $kept"
 	[ "$(sha256sum <"$f")" = "$h" ] || fail "$how: content changed by the stop"
 	[ "$(xfs_extsize "$f")" = 0 ] || fail "$how: replaced at the stop"
