@@ -13,11 +13,16 @@
  *   2. a write lease (F_SETLEASE F_WRLCK): it fails when anybody else has the
  *      file open, and breaks when anybody opens or truncates it later;
  *   3. an unnamed O_TMPFILE in the same directory gets the hint (read back:
- *      a hint the kernel silently drops makes the outcome UNSUPPORTED),
- *      then the data, hole by hole (SEEK_DATA/SEEK_HOLE), with plain reads
- *      and writes or O_DIRECT, never reflink or copy offload; fsync;
+ *      a hint the kernel silently drops makes the outcome UNSUPPORTED); the
+ *      free-space check (ea_realign_space_check) skips a file that would not
+ *      fit; then, piece by piece, whole units are allocated (fallocate,
+ *      over the data and the original's unwritten preallocation) and the
+ *      data is written into them, hole by hole (SEEK_DATA/SEEK_HOLE), with
+ *      plain reads and writes or O_DIRECT, never reflink or copy offload;
+ *      fsync;
  *   4. verify: checksum of the copy read back equals the checksum of what was
- *      read from the original, FIEMAP of the copy is logically aligned;
+ *      read from the original, FIEMAP of the copy is logically aligned (and
+ *      physically where promised), else skipped as copy-misaligned;
  *   5. replace (see enum ea_realign_swap for which path runs when), after a
  *      last check that size, mtime and ctime are unchanged and the lease is
  *      intact.
@@ -25,7 +30,10 @@
  * is unnamed until it is whole and synced; the only named leftover, the
  * rename path's ".extalign-realign.<ino>.<random>" in the file's directory,
  * is recorded under the state directory first and removed by
- * ea_realign_cleanup() at the next start.
+ * ea_realign_cleanup() at the next start.  A copy stopped by the deadline
+ * or the cancel callback is kept the same way,
+ * with the original's identity in its record, and the next call on the
+ * unchanged file goes on from where it stopped (res.resumed_from, after 4 MiB copied).
  *
  * Lease breaks are noticed by polling F_GETLEASE between chunks.  The kernel
  * also sends SIGIO to the lease holder; ea_realign_file() blocks SIGIO in
