@@ -165,8 +165,14 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 			return ret;
 		off += (uint64_t)got;
 		*done += (uint64_t)got;
-		c->copied_to = off;
-		c->partial_csum = ea_csum_final(cs);
+		/*
+		 * A resume point on a unit boundary: a later run may go on with
+		 * O_DIRECT where this one read through the page cache.
+		 */
+		if (off % c->o->extsize == 0) {
+			c->copied_to = off;
+			c->partial_csum = ea_csum_final(cs);
+		}
 		rl_progress(c, EA_PHASE_COPY, *done, total);
 		c->res->bytes_copied = *done;
 
