@@ -13,7 +13,8 @@ leftovers() { find "$mnt" "$STATE" -name '.extalign-realign.*' 2>/dev/null | wc 
 json() { python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["files"][0]; print(f[sys.argv[2]])' "$WORK/out" "$1"; }
 
 for how in max-time sigterm; do
-	f=$mnt/$how
+	mkdir "$mnt/$how"
+	f=$mnt/$how/file
 	dd if=/dev/urandom of="$f" bs=1M count=40 status=none
 	sync
 	h=$(sha256sum <"$f")
@@ -39,7 +40,8 @@ assert s["kept_to_resume"] == int(sys.argv[2]) and s["discarded"] == 0, s' "$WOR
 	[ "$(sha256sum <"$f")" = "$h" ] || fail "$how: content changed by the stop"
 	[ "$(xfs_extsize "$f")" = 0 ] || fail "$how: replaced at the stop"
 	[ "$(leftovers)" = 2 ] || fail "$how: no kept copy and record"
-	expect_exit 0 "${R[@]}" --extsize 64k --json "$f"
+	# Over the directory: the walk meets the kept copy and leaves it be.
+	expect_exit 0 "${R[@]}" --extsize 64k --json "$mnt/$how"
 	[ "$(json outcome)" = done ] || fail "$how: second run"
 	[ "$(json resumed_from)" = "$kept" ] || fail "$how: did not go on at $kept"
 	[ "$(json copied)" = $((40 * MiB - kept)) ] || fail "$how: copied $(json copied) again"
