@@ -16,8 +16,26 @@ CUT=${CUT:-$TOP/build/tests/tools/realign-cut}
 cuts=${REALIGN_CUTS:-200}
 mnt=$(mkfs_mount xfs 300)
 loop=$(findmnt -no SOURCE "$mnt")
+img=$(losetup -nO BACK-FILE "$loop")
 data=$mnt/data STATE=$mnt/state
 mkdir "$data"
+token=$RANDOM$RANDOM
+echo "$token" >"$mnt/.token"
+sync
+
+# remount: unmount and mount again (log recovery).  The machine is shared:
+# between the two, an unmounted loop device may be detached by somebody's
+# "losetup -D" and reused, so check it still holds our image (else attach
+# it anew), and that what got mounted is our filesystem.
+remount() {
+	umount "$mnt"
+	if [ "$(losetup -nO BACK-FILE "$loop" 2>/dev/null)" != "$img" ]; then
+		loop=$(losetup -f --show "$img")
+		echo "$loop" >>"$WORK/.loops"
+	fi
+	mount "$loop" "$mnt"
+	[ "$(cat "$mnt/.token" 2>/dev/null)" = "$token" ] || fail "$loop: not our filesystem after mount"
+}
 
 # The set: dense, sparse, tiny, a size off the block, unwritten
 # preallocation, and files that already carry the hint (the swap path).
@@ -77,8 +95,7 @@ for i in $(seq "$cuts"); do
 		[ "$ev" -gt 0 ] && max_events=$ev
 		;;
 	esac
-	umount "$mnt"
-	mount "$loop" "$mnt"
+	remount
 	rc=0
 	"$EXTALIGN" realign --state-dir "$STATE" --extsize 64k -q "$data" >"$WORK/out" 2>&1 || rc=$?
 	[ "$rc" = 0 ] || { cat "$WORK/out" >&2; fail "cut $i (event $at +${delay}us): cleanup run exit $rc"; }
