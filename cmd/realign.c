@@ -105,7 +105,11 @@ static volatile sig_atomic_t stop_requested;
 
 static void on_stop(int sig)
 {
-	(void)sig;
+	/* A second one means now: a kill loses nothing either, only progress. */
+	if (stop_requested) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 	stop_requested = 1;
 }
 
