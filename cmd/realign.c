@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,7 +59,9 @@ struct job {
 	/* summary */
 	unsigned outcomes[EA_REALIGN_FAILED + 1], skips[EA_SKIP_COUNT], swaps[EA_SWAP_IN_PLACE + 1];
 	unsigned not_started, leftovers;
-	uint64_t copied;
+	uint64_t copied, discarded; /* into realigned files / copies thrown away */
+	uint64_t kept;		    /* in stopped copies kept for the next run */
+	uint64_t to_copy, need_max; /* dry run: data to copy, the most one file needs */
 	int status;
 	bool first_json;
 };
@@ -73,16 +76,19 @@ static void usage(FILE *out)
 	      "are exchanged when the file already has the hint (XFS exchange-range or\n"
 	      "swapext, ext4 move-ext; the inode stays), otherwise the copy is renamed\n"
 	      "over it.  Files open by others, changed meanwhile, hard-linked (rename\n"
-	      "path), immutable, append-only or nodefrag are skipped.  Directories are\n"
-	      "walked on one filesystem, symlinks are never followed.\n\n"
+	      "path), immutable, append-only or nodefrag are skipped, and so are files\n"
+	      "whose copy would not fit in the free space (checked before copying).\n"
+	      "Directories are walked on one filesystem, symlinks are never followed.\n\n"
 	      "Options:\n"
 	      "  -e, --extsize SIZE     the extent size hint to realign every file to\n"
 	      "  -c, --config FILE      instead: the rules of FILE (no drop-ins); files\n"
 	      "                         whose rule says \"realign = yes\" get its hint\n"
 	      "  -f, --force            also set forcealign (aligned extents or ENOSPC)\n"
 	      "      --rewrite-aligned  rewrite files that already look aligned\n"
-	      "  -n, --dry-run          say what would be done, change nothing\n"
-	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix)\n"
+	      "  -n, --dry-run          say what would be done, the bytes to copy and the\n"
+	      "                         free space needed; change nothing\n"
+	      "  -t, --max-time T       stop after T (seconds, or with s, m, h suffix); a\n"
+	      "                         long copy is kept and the next run goes on\n"
 	      "      --bwlimit RATE     copy at most RATE bytes per second (e.g. 50M)\n"
 	      "      --buffered         use the page cache instead of O_DIRECT\n"
 	      "      --state-dir DIR    leftover records (default " EA_REALIGN_STATE_DIR ")\n"
@@ -92,6 +98,25 @@ static void usage(FILE *out)
 	      "Exit status: 0 all done or nothing to do; 1 some file was left as it was\n"
 	      "(skipped or stopped); 3 some file failed; 4 the filesystem keeps no hint.\n",
 	      out);
+}
+
+/* SIGTERM, SIGINT: stop between chunks, keep a long copy for the next run. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	/* A second one means now: a kill loses nothing either, only progress. */
+	if (stop_requested) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+	stop_requested = 1;
+}
+
+static bool stop_cancel(void *userdata)
+{
+	(void)userdata;
+	return stop_requested;
 }
 
 static uint64_t now_ns(void)
@@ -424,27 +449,60 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 		if (!j->quiet)
 			printf("%s: no data blocks, hint set in place\n", path);
 		return;
-	case EA_REALIGN_WOULD:
+	case EA_REALIGN_WOULD: {
+		char c[EA_SIZE_BUFSZ], n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
+
 		if (!j->quiet)
-			printf("%s: would realign (%s)\n", path,
-			       r->hint_before ? "extents only: swap" : "hint and extents");
+			printf("%s: would realign (%s): copy %s, needs %s, %s free\n", path,
+			       r->hint_before ? "extents only: swap" : "hint and extents",
+			       human(c, sizeof(c), r->space.copy),
+			       human(n, sizeof(n), r->space.needed),
+			       human(a, sizeof(a), r->space.available));
 		return;
+	}
 	case EA_REALIGN_SKIPPED:
-		if (!j->quiet && r->skip != EA_SKIP_ALREADY_ALIGNED)
-			printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
+		if (j->quiet || r->skip == EA_SKIP_ALREADY_ALIGNED)
+			return;
+		if (r->skip == EA_SKIP_NO_SPACE) {
+			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
+
+			printf("%s: skipped: %s (needs %s, %s free)\n", path,
+			       ea_realign_skip_str(r->skip), human(n, sizeof(n), r->space.needed),
+			       human(a, sizeof(a), r->space.available));
+			return;
+		}
+		printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
 		return;
 	case EA_REALIGN_UNSUPPORTED:
 		warnx("%s: %s %s", path, r->fs_type, fs_words(r));
 		return;
-	case EA_REALIGN_CANCELLED:
-		if (!j->quiet)
-			printf("%s: stopped (time limit or cancel), left as it was\n", path);
+	case EA_REALIGN_CANCELLED: {
+		char k[EA_SIZE_BUFSZ];
+
+		if (j->quiet)
+			return;
+		if (r->resume_kept)
+			printf("%s: stopped (time limit or signal), left as it was; the copy of "
+			       "its first %s is kept for the next run\n",
+			       path, human(k, sizeof(k), r->resume_kept));
+		else
+			printf("%s: stopped (time limit or signal), left as it was\n", path);
 		return;
+	}
 	case EA_REALIGN_FAILED:
+		if (r->err == -ENOSPC && r->space.needed) {
+			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
+
+			/* The check passed: somebody else took the space meanwhile. */
+			warnx("%s: %s: %s (the copy needs %s; %s were free when it started); "
+			      "the file is unchanged",
+			      path, r->step ? r->step : "realign", strerror(-r->err),
+			      human(n, sizeof(n), r->space.needed),
+			      human(a, sizeof(a), r->space.available));
+			return;
+		}
 		warnx("%s: %s: %s; the file is unchanged", path, r->step ? r->step : "realign",
-		      r->err == -EIO && r->step && !strcmp(r->step, "verify content")
-			      ? "the copy read back differs"
-			      : strerror(-r->err));
+		      r->detail ? r->detail : strerror(-r->err));
 		return;
 	}
 }
@@ -461,6 +519,13 @@ static void report_json(struct job *j, const char *path, const struct ea_realign
 	printf(", \"swap\": \"%s\", \"fstype\": \"%s\", \"size\": %llu, \"copied\": %llu",
 	       ea_realign_swap_name(r->swap), r->fs_type, (unsigned long long)r->size,
 	       (unsigned long long)r->bytes_copied);
+	if (r->space.needed || r->space.available)
+		printf(", \"to_copy\": %llu, \"prealloc\": %llu, \"space_needed\": %llu, "
+		       "\"space_free\": %llu",
+		       (unsigned long long)r->space.copy, (unsigned long long)r->space.prealloc,
+		       (unsigned long long)r->space.needed, (unsigned long long)r->space.available);
+	printf(", \"resumed_from\": %llu, \"resume_kept\": %llu",
+	       (unsigned long long)r->resumed_from, (unsigned long long)r->resume_kept);
 	printf(", \"inode_before\": %llu, \"inode_after\": %llu", (unsigned long long)r->ino_before,
 	       (unsigned long long)r->ino_after);
 	printf(", \"logical\": \"%s\", \"physical\": \"%s\", \"physical_guaranteed\": %s",
@@ -471,6 +536,10 @@ static void report_json(struct job *j, const char *path, const struct ea_realign
 		json_str(r->step ? r->step : "");
 		printf(", \"error\": ");
 		json_str(strerror(-r->err));
+		if (r->detail) {
+			printf(", \"detail\": ");
+			json_str(r->detail);
+		}
 	}
 	printf(", \"seconds\": %.3f}", (double)r->elapsed_ns / 1e9);
 }
@@ -549,20 +618,31 @@ static void summary(struct job *j, uint64_t el)
 			printf(", \"no_rule\": %u, \"too_large\": %u", j->why[WHY_NO_RULE],
 			       j->why[WHY_TOO_LARGE]);
 		printf(", \"not_started\": %u, \"leftovers_removed\": %u, \"copied\": %llu, "
-		       "\"seconds\": %.3f, \"skip_reasons\": {",
+		       "\"discarded\": %llu, \"kept_to_resume\": %llu, ",
 		       j->not_started, j->leftovers, (unsigned long long)j->copied,
-		       (double)el / 1e9);
+		       (unsigned long long)j->discarded, (unsigned long long)j->kept);
+		if (j->o.dry_run)
+			printf("\"to_copy\": %llu, \"space_needed_max\": %llu, ",
+			       (unsigned long long)j->to_copy, (unsigned long long)j->need_max);
+		printf("\"seconds\": %.3f, \"skip_reasons\": {", (double)el / 1e9);
 		json_counts(j->skips, EA_SKIP_COUNT, skip_name);
 		printf("}, \"swap_paths\": {");
 		json_counts(j->swaps, EA_SWAP_IN_PLACE + 1, swap_name);
 		printf("}}\n}\n");
 		return;
 	}
-	printf("%s %u of %zu files (%s copied in %.1f s, %s/s)",
-	       j->o.dry_run ? "would realign" : "realigned",
-	       j->o.dry_run ? j->outcomes[EA_REALIGN_WOULD] : j->outcomes[EA_REALIGN_DONE], j->n,
-	       human(a, sizeof(a), j->copied), (double)el / 1e9,
-	       human(b, sizeof(b), el ? (uint64_t)((double)j->copied * 1e9 / (double)el) : 0));
+	if (j->o.dry_run)
+		/* One file at a time: the largest copy is what must fit at once. */
+		printf("would realign %u of %zu files (%s to copy, at most %s free space needed "
+		       "at once)",
+		       j->outcomes[EA_REALIGN_WOULD], j->n, human(a, sizeof(a), j->to_copy),
+		       human(b, sizeof(b), j->need_max));
+	else
+		printf("realigned %u of %zu files (%s copied in %.1f s, %s/s)",
+		       j->outcomes[EA_REALIGN_DONE], j->n, human(a, sizeof(a), j->copied),
+		       (double)el / 1e9,
+		       human(b, sizeof(b),
+			     el ? (uint64_t)((double)j->copied * 1e9 / (double)el) : 0));
 	if (j->outcomes[EA_REALIGN_HINT_SET])
 		printf("; %u hinted in place", j->outcomes[EA_REALIGN_HINT_SET]);
 	if (j->outcomes[EA_REALIGN_SKIPPED]) {
@@ -588,6 +668,11 @@ static void summary(struct job *j, uint64_t el)
 		       j->not_started);
 	if (j->outcomes[EA_REALIGN_FAILED])
 		printf("; failed %u", j->outcomes[EA_REALIGN_FAILED]);
+	if (j->discarded)
+		printf("; %s copied into copies then discarded", human(a, sizeof(a), j->discarded));
+	if (j->kept)
+		printf("; %s of stopped copies kept for the next run",
+		       human(a, sizeof(a), j->kept));
 	if (j->leftovers)
 		printf("; %u leftovers of killed runs removed", j->leftovers);
 	putchar('\n');
@@ -601,7 +686,7 @@ static void run(struct job *j)
 		struct file *f = &j->files[i];
 		struct ea_realign_result r;
 
-		if (j->o.deadline_ns && now_ns() >= j->o.deadline_ns) {
+		if ((j->o.deadline_ns && now_ns() >= j->o.deadline_ns) || stop_requested) {
 			j->not_started += (unsigned)(j->n - i);
 			j->status = exit_worst(j->status, EXIT_NEGATIVE);
 			break;
@@ -638,6 +723,14 @@ static void run(struct job *j)
 			j->swaps[r.swap]++;
 		if (r.outcome == EA_REALIGN_DONE)
 			j->copied += r.bytes_copied;
+		else if (!r.resume_kept)
+			j->discarded += r.bytes_copied;
+		j->kept += r.resume_kept;
+		if (r.outcome == EA_REALIGN_WOULD) {
+			j->to_copy += r.space.copy;
+			if (r.space.needed > j->need_max)
+				j->need_max = r.space.needed;
+		}
 		j->status = exit_worst(j->status, status_of(&r));
 		clear_bar(j);
 		if (j->json)
@@ -765,6 +858,14 @@ int cmd_realign(int argc, char **argv)
 	j.o.extsize = extsize;
 	j.o.state_dir = j.state_dir;
 	j.o.progress = on_progress;
+	j.o.cancel = stop_cancel;
+	{
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 	j.o.userdata = &j;
 	j.bar = !j.json && !j.quiet && isatty(STDERR_FILENO);
 	t0 = j.t0 = now_ns();

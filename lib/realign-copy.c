@@ -107,8 +107,8 @@ static int write_full(int fd, const void *buf, size_t n, uint64_t off)
 				continue;
 			return negative_errno();
 		}
-		if (k == 0)
-			return -EIO;
+		if (k == 0) /* nothing written and no error: space ran out */
+			return -ENOSPC;
 		put += (size_t)k;
 	}
 	return 0;
@@ -123,76 +123,159 @@ static uint64_t ranges_bytes(const struct ea_range *r, size_t n)
 	return total;
 }
 
-int rl_copy(struct rl_ctx *c, uint64_t *csum)
+/*
+ * O_DIRECT writes whole blocks; a last block that is partly past end of file
+ * would move end of file, and truncating back would free the allocation
+ * past it.  So the tail goes through the page cache.
+ */
+static int write_tail(struct rl_ctx *c, size_t n, uint64_t off)
 {
-	_cleanup_free_ struct ea_range *r = NULL;
-	uint64_t size = (uint64_t)c->st.st_size, total, done = 0;
-	/* Word-aligned ranges keep the checksum's framing; O_DIRECT needs blocks. */
-	uint64_t align = c->direct ? c->dio_align : 8;
-	struct ea_csum cs;
-	size_t n;
+	int fl = fcntl(c->tmpfd, F_GETFL), r;
+
+	if (fl < 0 || fcntl(c->tmpfd, F_SETFL, fl & ~O_DIRECT) < 0)
+		return negative_errno();
+	r = write_full(c->tmpfd, c->buf, n, off);
+	/* Back to O_DIRECT: the verification reads the disk, not the cache. */
+	if (fcntl(c->tmpfd, F_SETFL, fl) < 0 && !r)
+		r = negative_errno();
+	return r;
+}
+
+/* Copy [start, end) of the original, chunk by chunk. */
+static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chunk,
+		      struct ea_csum *cs, uint64_t *done, uint64_t total)
+{
+	uint64_t size = (uint64_t)c->st.st_size;
 	int ret;
 
-	size_t chunk = RL_CHUNK;
+	for (uint64_t off = start; off < end;) {
+		size_t want = (size_t)(end - off < chunk ? end - off : chunk);
+		ssize_t got = read_full(c->fd, c->buf, want, off);
 
-	ret = ea_ranges_read(c->fd, size, &r, &n);
-	if (ret < 0)
-		return ret;
-	n = ea_ranges_align(r, n, align, size);
-	total = ranges_bytes(r, n);
+		if (got < 0)
+			return (int)got;
+		if (got == 0)
+			return 0; /* shrank under us: the final check will say so */
+		ea_csum_update(cs, off, c->buf, (size_t)got);
+		if (c->direct && off + (uint64_t)got >= size && (size_t)got % c->dio_align)
+			ret = write_tail(c, (size_t)got, off);
+		else
+			ret = write_full(c->tmpfd, c->buf, (size_t)got, off);
+		if (ret < 0)
+			return ret;
+		off += (uint64_t)got;
+		*done += (uint64_t)got;
+		/*
+		 * A resume point on a unit boundary: a later run may go on with
+		 * O_DIRECT where this one read through the page cache.
+		 */
+		if (off % c->o->extsize == 0) {
+			c->copied_to = off;
+			c->partial_csum = ea_csum_final(cs);
+		}
+		rl_progress(c, EA_PHASE_COPY, *done, total);
+		c->res->bytes_copied = *done;
+
+		ret = rl_interrupted(c);
+		if (ret)
+			return ret;
+		ret = throttle(c,
+			       ea_ratelimit_account(c->o->ratelimit, (uint64_t)got, rl_now_ns()));
+		if (ret)
+			return ret;
+		if ((size_t)got < want)
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * Unwritten blocks for [start, end) of the copy, whole units (see
+ * realign-plan.c).  A filesystem without fallocate gets plain writes.
+ */
+static int allocate(struct rl_ctx *c, uint64_t start, uint64_t end, bool *can)
+{
+	if (!*can)
+		return 0;
+	if (fallocate(c->tmpfd, FALLOC_FL_KEEP_SIZE, (off_t)start, (off_t)(end - start)) == 0)
+		return 0;
+	if (errno == EOPNOTSUPP) {
+		*can = false;
+		return 0;
+	}
+	return negative_errno();
+}
+
+int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
+{
+	uint64_t size = (uint64_t)c->st.st_size, done = 0;
+	uint64_t unit = c->o->extsize, step;
+	size_t chunk = RL_CHUNK, di = 0;
+	bool can_allocate = true;
+	struct ea_csum cs;
+	int ret;
+
+	uint64_t from = c->resumed ? c->copied_to : 0;
+	struct stat tst;
+
 	ea_csum_init(&cs);
-	rl_progress(c, EA_PHASE_COPY, 0, total);
+	cs.h = c->resumed ? c->partial_csum : 0;
+	rl_progress(c, EA_PHASE_COPY, 0, p->data_bytes);
+	/*
+	 * The size first: allocation and writes then all lie inside it.  Not
+	 * again on a kept copy: truncating to the same size frees what lies
+	 * beyond end of file.
+	 */
+	if (fstat(c->tmpfd, &tst) < 0)
+		return negative_errno();
+	if ((uint64_t)tst.st_size != size && ftruncate(c->tmpfd, (off_t)size) < 0)
+		return negative_errno();
 	/*
 	 * Under a bandwidth limit, about ten chunks a second: the disk sees a
 	 * steady trickle instead of bursts, and progress moves smoothly.
 	 */
 	if (c->o->ratelimit && c->o->ratelimit->rate && c->o->ratelimit->rate / 10 < chunk) {
+		uint64_t align = c->direct ? c->dio_align : 8;
 		uint64_t small = c->o->ratelimit->rate / 10 / align * align;
 
 		chunk = (size_t)(small > 65536 ? small : (65536 + align - 1) / align * align);
 		if (chunk > RL_CHUNK)
 			chunk = RL_CHUNK;
 	}
+	/* Allocate a piece, fill it, go on: running out of space stops early. */
+	step = (RL_CHUNK + unit - 1) / unit * unit;
+	for (size_t i = 0; i < p->n_alloc; i++) {
+		for (uint64_t ps = p->alloc[i].start; ps < p->alloc[i].end; ps += step) {
+			uint64_t pe = ps + step < p->alloc[i].end ? ps + step : p->alloc[i].end;
 
-	for (size_t i = 0; i < n; i++) {
-		for (uint64_t off = r[i].start; off < r[i].end;) {
-			size_t want = (size_t)(r[i].end - off < chunk ? r[i].end - off : chunk);
-			ssize_t got = read_full(c->fd, c->buf, want, off);
-			size_t put;
+			if (pe <= from)
+				continue; /* a kept copy has it */
 
-			if (got < 0)
-				return (int)got;
-			if (got == 0)
-				break; /* shrank under us: the final check will say so */
-			ea_csum_update(&cs, off, c->buf, (size_t)got);
-			put = (size_t)got;
-			if (c->direct && put % c->dio_align) {
-				/* The tail: write whole blocks, truncate to size below. */
-				size_t up = (put + c->dio_align - 1) / c->dio_align * c->dio_align;
-
-				memset((char *)c->buf + put, 0, up - put);
-				put = up;
-			}
-			ret = write_full(c->tmpfd, c->buf, put, off);
-			if (ret < 0)
+			ret = allocate(c, ps, pe, &can_allocate);
+			if (ret < 0) {
+				c->res->step = "allocate";
 				return ret;
-			off += (uint64_t)got;
-			done += (uint64_t)got;
-			rl_progress(c, EA_PHASE_COPY, done, total);
-			c->res->bytes_copied = done;
+			}
+			for (; di < p->n_data && p->data[di].start < pe; di++) {
+				uint64_t s = p->data[di].start > ps ? p->data[di].start : ps;
+				uint64_t e = p->data[di].end < pe ? p->data[di].end : pe;
 
+				if (s < from)
+					s = from;
+				if (s < e) {
+					ret = copy_range(c, s, e, chunk, &cs, &done, p->data_bytes);
+					if (ret)
+						return ret;
+				}
+				if (p->data[di].end > pe)
+					break; /* goes on in the next piece */
+			}
 			ret = rl_interrupted(c);
 			if (ret)
 				return ret;
-			ret = throttle(c, ea_ratelimit_account(c->o->ratelimit, (uint64_t)got,
-							       rl_now_ns()));
-			if (ret)
-				return ret;
-			if ((size_t)got < want)
-				break;
 		}
 	}
-	if (ftruncate(c->tmpfd, (off_t)size) < 0 || fsync(c->tmpfd) < 0)
+	if (fsync(c->tmpfd) < 0)
 		return negative_errno();
 	*csum = ea_csum_final(&cs);
 	return 0;
@@ -209,8 +292,10 @@ int rl_verify(struct rl_ctx *c, uint64_t csum)
 
 	if (fstat(c->tmpfd, &st) < 0)
 		return negative_errno();
-	if ((uint64_t)st.st_size != size)
-		return -EIO;
+	if ((uint64_t)st.st_size != size) {
+		c->res->detail = "the copy's size differs from the original's";
+		return -EBADMSG;
+	}
 	/*
 	 * Read what is on disk, not what we left in the page cache: O_DIRECT
 	 * does, and in buffered mode the clean pages (fsync ran) are dropped.
@@ -246,5 +331,8 @@ int rl_verify(struct rl_ctx *c, uint64_t csum)
 		}
 	}
 	c->res->checksum = csum;
-	return ea_csum_final(&cs) == csum ? 0 : -EIO;
+	if (ea_csum_final(&cs) == csum)
+		return 0;
+	c->res->detail = "the copy read back differs from what was read from the original";
+	return -EBADMSG;
 }

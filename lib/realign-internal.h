@@ -16,6 +16,8 @@
 #define RL_CHUNK (4U << 20) /* bytes per read/write: big enough to stream */
 
 /* One file's job. */
+struct rl_record_ref;
+
 struct rl_ctx {
 	const struct ea_realign_opts *o;
 	struct ea_realign_result *res;
@@ -28,6 +30,10 @@ struct rl_ctx {
 	bool direct;	/* O_DIRECT on both descriptors */
 	uint64_t dio_align;
 	void *buf; /* RL_CHUNK bytes, aligned for O_DIRECT */
+	/* Resuming: everything below copied_to is in the copy, its checksum in csum. */
+	uint64_t copied_to, partial_csum;
+	bool resumed; /* tmpfd is a kept partial copy, named resume.name */
+	struct rl_record_ref *resume;
 };
 
 uint64_t rl_now_ns(void);
@@ -37,8 +43,21 @@ int rl_interrupted(const struct rl_ctx *c);
 void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done,
 		 uint64_t total);
 
+/* realign-plan.c: what the copy reads and allocates. */
+struct rl_plan {
+	struct ea_range *data; /* to read and write, aligned for the copy's I/O */
+	size_t n_data;
+	struct ea_range *alloc; /* whole units to allocate, sorted; may pass EOF */
+	size_t n_alloc;
+	uint64_t data_bytes, alloc_bytes, prealloc_bytes;
+};
+int rl_plan_make(int fd, uint64_t size, uint64_t unit, uint64_t data_align, struct rl_plan *p);
+void rl_plan_free(struct rl_plan *p);
+/* Fill sp from the plan; -ENOSPC when it does not fit. */
+int rl_space_of(int fd, const struct rl_plan *p, struct ea_realign_space *sp);
+
 /* realign-copy.c */
-int rl_copy(struct rl_ctx *c, uint64_t *csum);
+int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum);
 int rl_verify(struct rl_ctx *c, uint64_t csum);
 
 /* realign-meta.c: before any data is written, what affects allocation. */
@@ -64,5 +83,25 @@ struct rl_record {
 };
 int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r);
 void rl_record_remove(struct rl_record *r);
+int rl_link_tmpfile(int tmpfd, int dirfd, const char *name);
+
+/*
+ * realign-resume.c: a copy stopped by a deadline or a cancel is kept, named
+ * and recorded with the original's identity and how far it got, so the
+ * next run over the same unchanged file goes on from there.
+ */
+#define RL_RESUME_MIN (4ULL << 20) /* less copied is not worth a named file */
+struct rl_record_ref {
+	struct rl_record rec;
+	char name[EA_REALIGN_LEFTOVER_MAX]; /* the partial copy in c->dirfd */
+};
+/* Keep c->tmpfd for later; 0 or -errno (then nothing is kept). */
+int rl_resume_save(struct rl_ctx *c);
+/* A kept copy of this very file: returns its fd and fills c; 0 when none. */
+int rl_resume_find(struct rl_ctx *c, struct rl_record_ref *ref);
+/* Drop a kept copy (unlink it and its record). */
+void rl_resume_drop(struct rl_ctx *c);
+/* For cleanup: true when the record keeps a copy whose original is unchanged. */
+bool rl_resume_valid(const char *record, size_t len);
 
 #endif

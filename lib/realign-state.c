@@ -5,7 +5,9 @@
  * Before linking, a record named like the leftover is written to the state
  * directory with the directory's absolute path and kept flock()ed while
  * the job runs, so a later start can find and remove exactly what a dead
- * job left and never touch what a live one is using.  Either file the
+ * job left and never touch what a live one is using.  Records that keep a
+ * stopped copy for resuming (realign-resume.c) stay while their original
+ * is unchanged.  Either file the
  * leftover name can hold at a crash (the complete copy before the
  * exchange, the old inode after it) is redundant, so removing it is
  * always right.
@@ -96,8 +98,10 @@ int rl_record_create(const char *state_dir, int dirfd, const char *name, struct 
 		goto fail_unlink;
 	}
 	len = strlen(dir);
+	errno = 0;
 	if (write(r->fd, dir, len) != (ssize_t)len || fsync(r->fd) < 0 || fsync(r->sdir) < 0) {
-		ret = errno ? negative_errno() : -EIO;
+		/* A short write without an error is a full filesystem. */
+		ret = errno ? negative_errno() : -ENOSPC;
 		goto fail_unlink;
 	}
 	return 0;
@@ -180,8 +184,12 @@ int ea_realign_cleanup(const char *state_dir, unsigned *removed)
 			continue;
 		}
 		n = pread(rec, path, sizeof(path) - 1, 0);
+		/* A stopped copy kept for its unchanged original: not a leftover. */
+		if (n > 0 && rl_resume_valid(path, (size_t)n))
+			continue;
 		if (n > 0) {
 			path[n] = 0;
+			path[strcspn(path, "\n")] = 0;
 			dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			/* A directory that is gone took its leftover with it. */
 			if (dir < 0 && errno != ENOENT && errno != ENOTDIR) {
@@ -215,9 +223,16 @@ int ea_realign_cleanup_name(int dirfd, const char *name, const char *state_dir)
 		return 0;
 	sdir = open(state_dir_or_default(state_dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sdir >= 0) {
+		char buf[PATH_MAX];
+		ssize_t n;
+
 		rec = record_take(sdir, name);
 		if (rec == -EBUSY)
 			return 0; /* a running job's: leave it */
+		/* A stopped copy kept to resume: the next run over its file goes on. */
+		if (rec >= 0 && (n = pread(rec, buf, sizeof(buf), 0)) > 0 &&
+		    rl_resume_valid(buf, (size_t)n))
+			return 0;
 	}
 	r = remove_leftover(dirfd, name);
 	if (r >= 0 && rec >= 0)

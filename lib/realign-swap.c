@@ -162,8 +162,10 @@ static int move_ext(struct rl_ctx *c)
 	 * A partial move still leaves the right content (both sides held the
 	 * same data), but not the extents we promised.
 	 */
-	if (me.moved_len != me.len)
-		return -EIO;
+	if (me.moved_len != me.len) {
+		c->res->detail = "ext4 moved only part of the extents (the content is the same)";
+		return -EAGAIN;
+	}
 	return fsync(c->fd) < 0 ? negative_errno() : 0;
 }
 
@@ -231,7 +233,7 @@ int rl_unchanged(const struct rl_ctx *c)
 	return unchanged(c, false);
 }
 
-static int link_tmpfile(int tmpfd, int dirfd, const char *name)
+int rl_link_tmpfile(int tmpfd, int dirfd, const char *name)
 {
 	char proc[64];
 
@@ -266,20 +268,28 @@ int rl_swap_rename(struct rl_ctx *c)
 		c->res->step = "metadata";
 		return r;
 	}
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-		rnd = rl_now_ns() ^ ((uint64_t)getpid() << 32);
-	ea_realign_leftover_name(name, (uint64_t)c->st.st_ino, rnd);
+	if (c->resumed) {
+		/* A kept copy: named and recorded already, the record ours. */
+		snprintf(name, sizeof(name), "%s", c->resume->name);
+		rec = c->resume->rec;
+		c->resume->rec = (struct rl_record){ .fd = -1, .sdir = -1 };
+		c->resumed = false;
+	} else {
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = rl_now_ns() ^ ((uint64_t)getpid() << 32);
+		ea_realign_leftover_name(name, (uint64_t)c->st.st_ino, rnd);
 
-	r = rl_record_create(c->o->state_dir, c->dirfd, name, &rec);
-	if (r < 0) {
-		c->res->step = "state";
-		return r;
-	}
-	r = link_tmpfile(c->tmpfd, c->dirfd, name);
-	if (r < 0) {
-		c->res->step = "link";
-		rl_record_remove(&rec);
-		return r;
+		r = rl_record_create(c->o->state_dir, c->dirfd, name, &rec);
+		if (r < 0) {
+			c->res->step = "state";
+			return r;
+		}
+		r = rl_link_tmpfile(c->tmpfd, c->dirfd, name);
+		if (r < 0) {
+			c->res->step = "link";
+			rl_record_remove(&rec);
+			return r;
+		}
 	}
 	rl_progress(c, EA_PHASE_LINKED, 0, 0);
 

@@ -174,6 +174,12 @@ static const struct {
 	[EA_SKIP_LEASE_BROKEN] = { "lease-broken", "opened by another process during the copy" },
 	[EA_SKIP_CHANGED] = { "changed", "changed during the copy" },
 	[EA_SKIP_ALREADY_ALIGNED] = { "aligned", "already aligned" },
+	[EA_SKIP_NO_SPACE] = { "no-space", "not enough free space for the copy" },
+	[EA_SKIP_COPY_MISALIGNED] = { "copy-misaligned",
+				      "the copy came out misaligned too (no aligned free space)" },
+	[EA_SKIP_TRUNCATED] = { "truncated", "truncated by another process during the copy" },
+	[EA_SKIP_EXTENDED] = { "extended", "extended by another process during the copy" },
+	[EA_SKIP_WRITTEN] = { "written", "written by another process during the copy" },
 };
 
 static const char *const swap_names[] = {

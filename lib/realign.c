@@ -165,15 +165,42 @@ static int fail(struct ea_realign_result *res, int err, const char *step, uint64
 	return finish(res, EA_REALIGN_FAILED, t0);
 }
 
+/*
+ * What another process did to the file, once it lets go of our lease: a
+ * lease break only says that somebody opened or truncated it.  The opener
+ * waited for us; give it a moment to act, then compare with the reference.
+ */
+static enum ea_realign_skip what_happened(int fd, const struct stat *ref, bool wait)
+{
+	for (int i = 0; i <= (wait ? 20 : 0); i++) {
+		const struct timespec ms10 = { 0, 10 * 1000 * 1000 };
+		struct stat st;
+
+		if (fd < 0 || fstat(fd, &st) < 0)
+			break;
+		if (st.st_size < ref->st_size)
+			return EA_SKIP_TRUNCATED;
+		if (st.st_size > ref->st_size)
+			return EA_SKIP_EXTENDED;
+		if (st.st_mtim.tv_sec != ref->st_mtim.tv_sec ||
+		    st.st_mtim.tv_nsec != ref->st_mtim.tv_nsec)
+			return EA_SKIP_WRITTEN;
+		if (wait)
+			nanosleep(&ms10, NULL);
+	}
+	return wait ? EA_SKIP_LEASE_BROKEN : EA_SKIP_CHANGED;
+}
+
 /* Map an interruption or a failure of a later step to an outcome. */
-static int interrupted(struct ea_realign_result *res, int r, const char *step, uint64_t t0)
+static int interrupted(struct ea_realign_result *res, int r, const char *step, int fd,
+		       const struct stat *ref, uint64_t t0)
 {
 	if (r == RL_LEASE_BROKEN)
-		return skip(res, EA_SKIP_LEASE_BROKEN, t0);
+		return skip(res, what_happened(fd, ref, true), t0);
 	if (r == RL_CANCELLED)
 		return finish(res, EA_REALIGN_CANCELLED, t0);
 	if (r == -ESTALE || r == -EBUSY)
-		return skip(res, EA_SKIP_CHANGED, t0);
+		return skip(res, what_happened(fd, ref, false), t0);
 	return fail(res, r, step, t0);
 }
 
@@ -217,6 +244,24 @@ static void lease_drop(struct lease *l)
 		pthread_sigmask(SIG_SETMASK, &l->old, NULL);
 		l->masked = false;
 	}
+}
+
+/*
+ * The free-space check before a copy: the same plan as the copy's, at 8-byte
+ * granularity (the copy's own plan, under the lease, may differ by a block
+ * of O_DIRECT rounding per run, far inside the margin).
+ */
+static int space_check(int fd, uint64_t size, uint32_t unit, struct ea_realign_result *res)
+{
+	struct rl_plan p;
+	int r;
+
+	r = rl_plan_make(fd, size, unit, 8, &p);
+	if (r < 0)
+		return r;
+	r = rl_space_of(fd, &p, &res->space);
+	rl_plan_free(&p);
+	return r;
 }
 
 static void freep_aligned(void **p)
@@ -283,6 +328,8 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	_cleanup_free_ char *pcopy = NULL, *bcopy = NULL;
 	struct rl_ctx c = { .o = o, .res = res, .path = path, .fd = -1, .tmpfd = -1, .dirfd = -1 };
 	struct ea_hint want;
+	struct rl_plan plan = { 0 };
+	struct rl_record_ref resume = { .rec = { .fd = -1, .sdir = -1 } };
 	struct ea_fsinfo fs;
 	struct fsxattr fsx, tfsx;
 	struct stat lst, st, dst;
@@ -372,8 +419,12 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	 */
 	if (!res->hint_before && st.st_nlink > 1)
 		return skip(res, EA_SKIP_HARDLINKS, t0);
-	if (o->assess)
+	if (o->assess) {
+		r = space_check(fd, (uint64_t)st.st_size, o->extsize, res);
+		if (r == -ENOSPC)
+			return skip(res, EA_SKIP_NO_SPACE, t0);
 		return finish(res, EA_REALIGN_WOULD, t0);
+	}
 
 	pcopy = strdup(path);
 	bcopy = strdup(path);
@@ -411,6 +462,10 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	r = rl_meta_early(fd, tmpfd);
 	if (r < 0)
 		return fail(res, r, "project id", t0);
+	r = space_check(fd, (uint64_t)st.st_size, o->extsize, res);
+	if (r < 0)
+		return r == -ENOSPC ? skip(res, EA_SKIP_NO_SPACE, t0)
+				    : fail(res, r, "free space", t0);
 	if (o->dry_run)
 		return finish(res, EA_REALIGN_WOULD, t0);
 
@@ -453,16 +508,34 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		goto out_lease;
 	}
 	c.buf = buf;
+	/* A copy an earlier run kept for this very file: go on with it. */
+	r = rl_resume_find(&c, &resume);
+	if (r > 0) {
+		close(tmpfd);
+		tmpfd = c.tmpfd = r;
+		res->resumed_from = c.copied_to;
+	}
 	dio_setup(&c, fs.blksize);
 
-	r = rl_copy(&c, &csum);
+	/* Under the lease: the data map cannot change any more. */
+	r = rl_plan_make(fd, (uint64_t)c.st.st_size, o->extsize, c.direct ? c.dio_align : 8, &plan);
 	if (r < 0) {
-		res->step = "copy";
+		res->step = "data map";
+		goto out_lease;
+	}
+	r = rl_copy(&c, &plan, &csum);
+	rl_plan_free(&plan);
+	/* Stopped far enough in: keep the copy for the next run. */
+	if (r == RL_CANCELLED && c.copied_to >= RL_RESUME_MIN && rl_resume_save(&c) == 0)
+		res->resume_kept = c.copied_to;
+	if (r < 0) {
+		if (!res->step)
+			res->step = "copy";
 		goto out_lease;
 	}
 	r = rl_verify(&c, csum);
 	if (r < 0) {
-		res->step = r == -EIO ? "verify content" : "verify";
+		res->step = "verify";
 		goto out_lease;
 	}
 	r = judge(tmpfd, o->extsize, (uint64_t)c.st.st_size, res->physical_guaranteed, &res->after,
@@ -473,11 +546,16 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	}
 	res->logical = lv;
 	res->physical = pv;
-	/* Not better than what we would replace: keep the original. */
+	/*
+	 * Not better than what we would replace: keep the original.  The copy
+	 * was allocated in whole units at end of file, which is what the
+	 * allocator aligns, so this is a filesystem without aligned free space
+	 * (fragmented), not an error of ours or of the disk.
+	 */
 	if (lv != EA_VERDICT_ALIGNED || (res->physical_guaranteed && pv != EA_VERDICT_ALIGNED)) {
-		r = -EIO;
-		res->step = "copy alignment";
-		goto out_lease;
+		rl_resume_drop(&c);
+		lease_drop(&lease);
+		return skip(res, EA_SKIP_COPY_MISALIGNED, t0);
 	}
 
 	r = rl_unchanged(&c);
@@ -493,6 +571,9 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 			res->step = "swap";
 			goto out_lease;
 		}
+		/* The kept copy's name now holds the old extents. */
+		if (!r)
+			rl_resume_drop(&c);
 		if (!r && (r = rl_restore_times(fd, &c.st)) < 0) {
 			res->step = "restore times";
 			goto out_lease;
@@ -501,6 +582,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	if (r < 0) {
 		if (c.st.st_nlink > 1) {
 			r = 0;
+			rl_resume_drop(&c);
 			lease_drop(&lease);
 			return skip(res, EA_SKIP_HARDLINKS, t0);
 		}
@@ -521,6 +603,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 	return finish(res, EA_REALIGN_DONE, t0);
 
 out_lease:
+	rl_resume_drop(&c);
 	lease_drop(&lease);
-	return interrupted(res, r, res->step ? res->step : "realign", t0);
+	return interrupted(res, r, res->step ? res->step : "realign", fd, &c.st, t0);
 }

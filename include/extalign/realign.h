@@ -13,11 +13,16 @@
  *   2. a write lease (F_SETLEASE F_WRLCK): it fails when anybody else has the
  *      file open, and breaks when anybody opens or truncates it later;
  *   3. an unnamed O_TMPFILE in the same directory gets the hint (read back:
- *      a hint the kernel silently drops makes the outcome UNSUPPORTED),
- *      then the data, hole by hole (SEEK_DATA/SEEK_HOLE), with plain reads
- *      and writes or O_DIRECT, never reflink or copy offload; fsync;
+ *      a hint the kernel silently drops makes the outcome UNSUPPORTED); the
+ *      free-space check (ea_realign_space_check) skips a file that would not
+ *      fit; then, piece by piece, whole units are allocated (fallocate,
+ *      over the data and the original's unwritten preallocation) and the
+ *      data is written into them, hole by hole (SEEK_DATA/SEEK_HOLE), with
+ *      plain reads and writes or O_DIRECT, never reflink or copy offload;
+ *      fsync;
  *   4. verify: checksum of the copy read back equals the checksum of what was
- *      read from the original, FIEMAP of the copy is logically aligned;
+ *      read from the original, FIEMAP of the copy is logically aligned (and
+ *      physically where promised), else skipped as copy-misaligned;
  *   5. replace (see enum ea_realign_swap for which path runs when), after a
  *      last check that size, mtime and ctime are unchanged and the lease is
  *      intact.
@@ -25,7 +30,10 @@
  * is unnamed until it is whole and synced; the only named leftover, the
  * rename path's ".extalign-realign.<ino>.<random>" in the file's directory,
  * is recorded under the state directory first and removed by
- * ea_realign_cleanup() at the next start.
+ * ea_realign_cleanup() at the next start.  A copy stopped by the deadline
+ * or the cancel callback is kept the same way,
+ * with the original's identity in its record, and the next call on the
+ * unchanged file goes on from where it stopped (res.resumed_from, after 4 MiB copied).
  *
  * Lease breaks are noticed by polling F_GETLEASE between chunks.  The kernel
  * also sends SIGIO to the lease holder; ea_realign_file() blocks SIGIO in
@@ -73,6 +81,11 @@ enum ea_realign_skip {
 	EA_SKIP_LEASE_BROKEN,	 /* somebody opened or truncated it during the copy */
 	EA_SKIP_CHANGED,	 /* size, mtime or ctime changed during the copy */
 	EA_SKIP_ALREADY_ALIGNED, /* hint in place and extents aligned */
+	EA_SKIP_NO_SPACE,	 /* less free space than the copy needs (res.space) */
+	EA_SKIP_COPY_MISALIGNED, /* the filesystem placed the copy off the unit too */
+	EA_SKIP_TRUNCATED,	 /* another process truncated it during the copy */
+	EA_SKIP_EXTENDED,	 /* another process made it longer during the copy */
+	EA_SKIP_WRITTEN,	 /* another process wrote to it during the copy */
 	EA_SKIP_COUNT
 };
 
@@ -155,17 +168,44 @@ struct ea_realign_opts {
 	void *userdata;
 };
 
+/*
+ * The space a copy takes.  It allocates whole units over the data and over
+ * the original's unwritten preallocation before writing, so needed is
+ * those units plus a margin for the extent maps.
+ */
+struct ea_realign_space {
+	uint64_t copy;	    /* data bytes read and written (holes, unwritten excluded) */
+	uint64_t prealloc;  /* unwritten bytes kept allocated */
+	uint64_t needed;    /* free bytes the copy needs while it exists */
+	uint64_t available; /* free bytes now (statvfs f_bavail) */
+};
+
+/*
+ * The free-space check that ea_realign_file() runs before a copy, for a
+ * caller that wants to know first (a scheduler, a dry run): fd is the open
+ * original.  Fills *sp; returns 0 when the copy fits, -ENOSPC when it does
+ * not, -EINVAL for a bad extsize or a file that is not regular, -errno.
+ */
+int ea_realign_space_check(int fd, uint32_t extsize, struct ea_realign_space *sp);
+
 struct ea_realign_result {
 	enum ea_realign_outcome outcome;
-	enum ea_realign_skip skip; /* when SKIPPED */
-	enum ea_realign_swap swap; /* path that ran (or would, for dry runs: NONE) */
-	int err;		   /* -errno for FAILED and UNSUPPORTED */
-	const char *step;	   /* static: where err happened, e.g. "copy" */
-	unsigned dropped;	   /* EA_DROPPED_* when the kernel kept no hint */
-	const char *fs_type;	   /* static, "xfs", "ext4", ... */
-	uint64_t size;		   /* file size */
-	uint64_t bytes_copied;	   /* data bytes (holes excluded) */
-	uint64_t checksum;	   /* of the content, when verified */
+	enum ea_realign_skip skip;     /* when SKIPPED */
+	enum ea_realign_swap swap;     /* path that ran (or would, for dry runs: NONE) */
+	int err;		       /* -errno for FAILED and UNSUPPORTED */
+	const char *step;	       /* static: where err happened, e.g. "copy" */
+	const char *detail;	       /* static, may be NULL: the cause in words when err
+					* alone would mislead (a checksum mismatch) */
+	unsigned dropped;	       /* EA_DROPPED_* when the kernel kept no hint */
+	const char *fs_type;	       /* static, "xfs", "ext4", ... */
+	uint64_t size;		       /* file size */
+	uint64_t bytes_copied;	       /* data bytes written to the copy, also when it was
+					* then discarded (holes excluded) */
+	struct ea_realign_space space; /* measured before the copy (also dry runs) */
+	uint64_t resumed_from;	       /* offset a kept copy of an earlier run went on at */
+	uint64_t resume_kept;	       /* CANCELLED: the copy is kept up to here for the next
+					* run (a named leftover and its record) */
+	uint64_t checksum;	       /* of the content, when verified */
 	ino_t ino_before, ino_after;
 	bool hint_before; /* the original carried the wanted hint */
 	struct ea_align_report before, after;

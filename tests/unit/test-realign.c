@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The pure parts of realignment: leftover names, range maths, rate limit, checksum. */
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -253,6 +254,51 @@ START_TEST(test_bad_opts)
 }
 END_TEST
 
+/* The free-space check: bytes to copy, whole units needed, bad arguments. */
+START_TEST(test_space_check)
+{
+	char path[] = "/tmp/test-realign-space.XXXXXX";
+	char buf[8192];
+	struct ea_realign_space sp;
+	int fd = mkstemp(path), dfd;
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	memset(buf, 0x5a, sizeof(buf));
+	/* 8 KiB at 0 and 4 KiB at 1 MiB: two 64 KiB units, 12 KiB of data. */
+	ck_assert_int_eq(pwrite(fd, buf, 8192, 0), 8192);
+	ck_assert_int_eq(pwrite(fd, buf, 4096, 1 << 20), 4096);
+	ck_assert_int_eq(fsync(fd), 0);
+	ck_assert_int_eq(ea_realign_space_check(fd, 65536, &sp), 0);
+	ck_assert_uint_eq(sp.copy, 12288);
+	ck_assert_uint_eq(sp.prealloc, 0);
+	ck_assert_uint_ge(sp.needed, 2 * 65536);
+	ck_assert_uint_le(sp.needed, 2 * 65536 + 128 * 1024);
+	ck_assert_uint_gt(sp.available, 0);
+	/* One 1 MiB unit covers both runs. */
+	ck_assert_int_eq(ea_realign_space_check(fd, 1 << 20, &sp), 0);
+	ck_assert_uint_ge(sp.needed, 2 << 20);
+	ck_assert_int_eq(ea_realign_space_check(fd, 3000, &sp), -EINVAL);
+	dfd = open("/tmp", O_RDONLY | O_DIRECTORY);
+	ck_assert_int_eq(ea_realign_space_check(dfd, 65536, &sp), -EINVAL);
+	close(dfd);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_skip_names)
+{
+	/* Every reason has a name and a phrase, none left as "unknown". */
+	for (int i = 0; i < EA_SKIP_COUNT; i++) {
+		ck_assert_str_ne(ea_realign_skip_name(i), "unknown");
+		ck_assert_ptr_nonnull(ea_realign_skip_str(i));
+		ck_assert_ptr_nonnull(ea_realign_skip_name(i));
+	}
+	ck_assert_str_eq(ea_realign_skip_name(EA_SKIP_COPY_MISALIGNED), "copy-misaligned");
+	ck_assert_str_eq(ea_realign_skip_name(EA_SKIP_NO_SPACE), "no-space");
+}
+END_TEST
+
 static void put(const char *dir, const char *name, const char *content)
 {
 	char path[1024];
@@ -357,6 +403,8 @@ int main(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_bad_opts);
 	tcase_add_test(tc, test_cleanup);
+	tcase_add_test(tc, test_space_check);
+	tcase_add_test(tc, test_skip_names);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
