@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh build test kernel
-make -j"$(nproc)"
+make -j"$(nproc)" tests
 exec tests/run.sh "$@"
