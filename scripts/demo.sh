@@ -21,7 +21,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only: "demo.sh | less" gets plain text.
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 run() { printf '$ %s\n' "$*"; "$@" || printf '(exit status %d)\n' "$?"; }
 has_cmd() { "$X" "$1" --help >/dev/null 2>&1; }
 
@@ -77,7 +79,7 @@ fi
 
 if has_cmd realign; then
 	step "Realignment rewrites the misaligned file, verified"
-	run "$X" realign --extsize 64k "$W/xfs/old.dat"
+	run "$X" realign --state-dir "$W/realign" --extsize 64k "$W/xfs/old.dat"
 	run "$X" check "$W/xfs/old.dat"
 fi
 
@@ -91,14 +93,16 @@ extsize = 64k
 CONF
 	run "$X" policy check --config "$W/extalign.conf"
 	run "$X" policy explain --config "$W/extalign.conf" "$W/xfs/pg/base/16384"
-	"$TOP/build/extalignd" --foreground --config "$W/extalign.conf" &
+	# Its state file in the temporary directory, not /run/extalign.
+	"$TOP/build/extalignd" --foreground --log-target stderr --config "$W/extalign.conf" \
+		--state-dir "$W/state" &
 	daemon_pid=$!
 	sleep 1
 	mkdir -p "$W/xfs/pg/base"
 	touch "$W/xfs/pg/base/16384"
 	sleep 1
 	run "$X" get "$W/xfs/pg" "$W/xfs/pg/base" "$W/xfs/pg/base/16384"
-	has_cmd status && run "$X" status
+	has_cmd status && run "$X" status --state-dir "$W/state"
 	kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true
 	daemon_pid=
 fi
