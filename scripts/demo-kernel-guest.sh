@@ -59,17 +59,23 @@ kt statx "$MNT/plain.dat"
 
 step "RWF_ATOMIC: a 16 KiB write is accepted, misaligned ones are refused"
 note "ktool awrite FILE OFFSET LENGTH: one pwritev2(RWF_ATOMIC), O_DIRECT"
-for args in "0 16384" "16384 16384" "4096 16384" "0 32768"; do
-	# shellcheck disable=SC2086
-	printf '$ ktool awrite %s %s\n' "$MNT/db/table.ibd" "$args"
-	# shellcheck disable=SC2086
-	kt awrite "$MNT/db/table.ibd" $args || true
-done
-printf '$ ktool awrite %s 0 16384\n' "$MNT/plain.dat"
-kt awrite "$MNT/plain.dat" 0 16384 || true
+# awrite OFFSET LENGTH WHY: one atomic write to the forcealign file.
+awrite() {
+	note "$3"
+	printf '$ ktool awrite %s %s %s\n' "$4" "$1" "$2"
+	kt awrite "$4" "$1" "$2" || true
+}
+f=$MNT/db/table.ibd
+awrite 0 16384 "16 KiB at 0: one whole unit" "$f"
+awrite 16384 16384 "16 KiB at 16 KiB: the next unit" "$f"
+awrite 4096 16384 "16 KiB at 4 KiB: it would straddle two units, refused" "$f"
+awrite 0 32768 "32 KiB: more than the file's unit, refused" "$f"
+awrite 0 16384 "the same 16 KiB on the plain file (no hint): above its 4 KiB limit, refused" \
+	"$MNT/plain.dat"
 
 step "extalign devices --probe: what the disk and this filesystem offer"
 run "$X" devices --probe "$sd"
+run "$X" devices --probe -o NAME,TYPE,EXTSIZE,FORCEALIGN,STATX-MIN,STATX-MAX "$MNT/db/table.ibd"
 
 step "extalign check: the file's extents are whole 16K units"
 run "$X" check "$MNT/db/table.ibd"
