@@ -20,7 +20,7 @@ if [ "${1:-}" != work ]; then
 	mkdir -p "$OUT"
 	timeout 300 bash "$0" work >"$OUT/demo.log" 2>&1
 	echo $? >"$OUT/rc"
-	echo done >"$OUT/done"
+	echo "done" >"$OUT/done"
 	guest_poweroff
 fi
 
@@ -31,7 +31,7 @@ MNT=/run/demo
 X=$TOP/build/extalign
 export PATH=$TOP/build:$PATH
 
-if [ "${DEMO_COLOR:-0}" = 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+if [ "${DEMO_COLOR:-0}" = 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 run() { printf '$ %s\n' "${*#"$TOP/build/"}"; "$@" || printf '(exit status %d)\n' "$?"; }
 note() { printf '# %s\n' "$*"; }

@@ -40,7 +40,7 @@ cleanup() {
 trap cleanup EXIT
 
 # Bold headings on a terminal only: "demo.sh | less" gets plain text.
-if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold= plain=; fi
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
 step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 run() { printf '$ %s\n' "$*"; "$@" || printf '(exit status %d)\n' "$?"; }
 has_cmd() { "$X" "$1" --help >/dev/null 2>&1; }
@@ -75,7 +75,7 @@ if [ $kernel = 1 ]; then
 	# The guest's disk image and memory file go to our directory, not the
 	# kernel suite's run directory.
 	EXTALIGN_RUN=$W/run kernel/boot.sh scripts/demo-kernel-guest.sh "$W/out" \
-		KTOOL="$W/ktool" DEMO_COLOR=$color >"$W/console.log" 2>&1 || rc=$?
+		KTOOL="$W/ktool" DEMO_COLOR="$color" >"$W/console.log" 2>&1 || rc=$?
 	if [ ! -f "$W/out/done" ]; then
 		tail -n 30 "$W/console.log" >&2
 		echo "demo: the guest did not finish (UML exit $rc)" >&2

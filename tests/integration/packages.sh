@@ -29,7 +29,7 @@ dups=$(awk '!/^#/ && NF { print $1 }' scripts/packages.txt | sort | uniq -d)
 [ -z "$dups" ] || fail "listed twice in packages.txt: $dups"
 
 # The demo must run on a machine with only its own packages.
-grep -q '^scripts/install-deps.sh build demo$' scripts/demo.sh ||
+grep -qE '^[[:space:]]*scripts/install-deps.sh build demo$' scripts/demo.sh ||
 	fail "scripts/demo.sh does not install exactly the build and demo purposes"
 # Packages are installed by install-deps.sh only.
 others=$(grep -rlE 'apt-get +(-[a-z]+ +)*install|apt +install' scripts kernel tests .ci 2>/dev/null |
