@@ -2,6 +2,7 @@
 # scripts/packages.txt is the one list of Debian packages: debian/control's
 # Build-Depends are its build purpose (build-essential is implied by policy),
 # the demo asks for build and demo only, and nothing else installs packages.
+# The Makefile and debian/changelog name the same version.
 . "$(dirname "$0")/lib.sh"
 cd "$TOP"
 
@@ -23,6 +24,11 @@ diff -u "$WORK/build" "$WORK/bd" >"$WORK/diff" ||
 if grep -q '^debhelper-compat$' "$WORK/build-depends"; then
 	purpose deb | grep -qx debhelper || fail "debian/control uses debhelper, packages.txt has no 'debhelper deb'"
 fi
+
+# One version: the Makefile's (extalign --version) is the package's.
+mk=$(sed -n 's/^VERSION *:= *//p' Makefile)
+deb=$(sed -n '1s/^extalign (\([^)-]*\).*/\1/p' debian/changelog)
+[ -n "$mk" ] && [ "$mk" = "$deb" ] || fail "Makefile VERSION '$mk' differs from debian/changelog's '$deb'"
 
 # Every name appears once.
 dups=$(awk '!/^#/ && NF { print $1 }' scripts/packages.txt | sort | uniq -d)
