@@ -82,17 +82,19 @@ $(B)/extalign: $(CMD_OBJS) $(B)/libextalign.a
 $(B)/extalignd: $(DAEMON_OBJS) $(B)/libextalign.a
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
 
+# $< and the library, not $^: the .d files add the headers and the .c files a
+# test #includes (test-daemon-event includes daemon/event.c) as prerequisites.
 $(B)/tests/%: tests/unit/%.c $(B)/libextalign.a
 	@mkdir -p $(@D)
-	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LIBS) $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libextalign.a $(CHECK_LIBS) $(LIBS) $(LDLIBS)
 
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libextalign.a
 	@mkdir -p $(@D)
-	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libextalign.a $(LIBS) $(LDLIBS)
 
 $(B)/tests/bench/%: tests/bench/%.c $(B)/libextalign.a
 	@mkdir -p $(@D)
-	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libextalign.a $(LIBS) $(LDLIBS)
 
 # Every test: unit (under valgrind), integration on loop devices, fuzz, kernel.
 check: tests
