@@ -1,4 +1,14 @@
 # extalign: build, test and install.  See README.md.
+#
+#   make                 the programs only (build packages of scripts/packages.txt)
+#   make check           build and run every test suite (tests/run.sh)
+#   make bench           build the benchmarks (run them with tests/bench/*.sh)
+#   make install         DESTDIR, PREFIX (default /usr/local) and the *DIR
+#                        variables below as in the GNU coding standards
+#   make uninstall       remove what install put there; an edited
+#                        configuration file stays
+#   make clean
+#   make V=1             show the full commands
 
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
@@ -6,25 +16,43 @@ BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
+# The daemon and the CLI read /etc/extalign.conf whatever the prefix.
 SYSCONFDIR ?= /etc
 DESTDIR    ?=
 
 PKG_CONFIG ?= pkg-config
-# Where the bash-completion package wants completions; without the package
-# pkg-config answers nothing and we use the standard place under DATADIR.
-BASHCOMPDIR ?= $(or $(shell $(PKG_CONFIG) --variable=completionsdir bash-completion 2>/dev/null),$(DATADIR)/bash-completion/completions)
-UNITDIR     ?= $(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
+INSTALL    ?= install
+# bash-completion reads $XDG_DATA_DIRS/bash-completion/completions, which
+# covers /usr/local/share and /usr/share: DATADIR is right for every prefix.
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# systemd reads units from /usr/local/lib/systemd/system and, on Debian 12,
+# /lib/systemd/system (what systemd.pc says) for the /usr prefix.
+UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system),$(PREFIX)/lib/systemd/system)
+
+# Quiet by default, like automake's silent rules; V=1 shows every command.
+V ?= 0
+ifeq ($(V),0)
+Q       := @
+say      = @printf '  %-8s %s\n' $(1) $(2);
+else
+Q       :=
+say      =
+endif
 
 B := build
 PKGS      := mount blkid libsystemd inih smartcols
 CC        ?= cc
 CFLAGS    ?= -O2 -g
-CFLAGS    += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+# Ours first, the user's (or dpkg-buildflags') CFLAGS last so they win.
+EA_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	     -fno-strict-aliasing -D_GNU_SOURCE -DEXTALIGN_VERSION='"$(VERSION)"' \
 	     -Iinclude -MMD -MP $(shell $(PKG_CONFIG) --cflags $(PKGS))
-LDLIBS    += $(shell $(PKG_CONFIG) --libs $(PKGS))
-CHECK_CFLAGS := $(shell $(PKG_CONFIG) --cflags check)
-CHECK_LIBS   := $(shell $(PKG_CONFIG) --libs check)
+ALL_CFLAGS = $(EA_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+LIBS      := $(shell $(PKG_CONFIG) --libs $(PKGS))
+# Recursively expanded: only building the unit tests asks for check, so the
+# programs build without the test packages.
+CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)
+CHECK_LIBS   = $(shell $(PKG_CONFIG) --libs check)
 
 LIB_OBJS    := $(patsubst %.c,$(B)/%.o,$(wildcard lib/*.c))
 CMD_OBJS    := $(patsubst %.c,$(B)/%.o,$(wildcard cmd/*.c))
@@ -35,66 +63,98 @@ BENCHES     := $(patsubst tests/bench/%.c,$(B)/tests/bench/%,$(wildcard tests/be
 
 PROGRAMS := $(B)/extalign $(if $(DAEMON_OBJS),$(B)/extalignd)
 
-all: $(PROGRAMS) $(UNIT_TESTS) $(TEST_TOOLS) $(BENCHES)
+all: $(PROGRAMS)
+
+# What the test suites run: unit tests, their helpers and the benchmarks
+# (the kernel suite uses some of them).
+tests: $(PROGRAMS) $(UNIT_TESTS) $(TEST_TOOLS) $(BENCHES)
 
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/libextalign.a: $(LIB_OBJS)
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(B)/extalign: $(CMD_OBJS) $(B)/libextalign.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
 
 $(B)/extalignd: $(DAEMON_OBJS) $(B)/libextalign.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
 
+# $< and the library, not $^: the .d files add the headers and the .c files a
+# test #includes (test-daemon-event includes daemon/event.c) as prerequisites.
 $(B)/tests/%: tests/unit/%.c $(B)/libextalign.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libextalign.a $(CHECK_LIBS) $(LIBS) $(LDLIBS)
 
 $(B)/tests/tools/%: tests/tools/%.c $(B)/libextalign.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libextalign.a $(LIBS) $(LDLIBS)
 
 $(B)/tests/bench/%: tests/bench/%.c $(B)/libextalign.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(B)/libextalign.a $(LIBS) $(LDLIBS)
 
-# Every test: unit (under valgrind), integration on loop devices, kernel.
-check: all
+# Every test: unit (under valgrind), integration on loop devices, fuzz, kernel.
+check: tests
 	tests/run.sh
 
-check-unit: all
+check-unit: tests
 	tests/run.sh unit
 
-check-integration: all
+check-integration: tests
 	tests/run.sh integration
 
-check-kernel: all
+check-kernel: tests
 	kernel/check.sh
 
-bench: all
-	tests/bench/run.sh
+bench: $(PROGRAMS) $(BENCHES)
 
 format:
 	clang-format -i $(wildcard include/extalign/*.h lib/*.c cmd/*.[ch] daemon/*.[ch] tests/unit/*.c)
 
+# systemd finds a bare "extalignd" in /usr/local/sbin and /usr/sbin only;
+# elsewhere (PREFIX=/opt/...) the unit gets the full path.
+UNIT_EXEC_FIX := $(if $(filter /usr/sbin /usr/local/sbin,$(SBINDIR)),,s|^ExecStart=extalignd|ExecStart=$(SBINDIR)/extalignd|)
+CONF := $(DESTDIR)$(SYSCONFDIR)/extalign.conf
+
 install: $(PROGRAMS)
-	install -Dm755 $(B)/extalign $(DESTDIR)$(BINDIR)/extalign
-	install -Dm644 cmd/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalign.8
-	install -Dm644 completions/extalign $(DESTDIR)$(BASHCOMPDIR)/extalign
-	$(if $(wildcard etc/extalign.conf.5),install -Dm644 etc/extalign.conf.5 $(DESTDIR)$(MANDIR)/man5/extalign.conf.5)
-	$(if $(wildcard etc/extalign.conf),install -Dm644 etc/extalign.conf $(DESTDIR)$(SYSCONFDIR)/extalign.conf)
-	$(if $(DAEMON_OBJS),install -Dm755 $(B)/extalignd $(DESTDIR)$(SBINDIR)/extalignd)
-	$(if $(wildcard daemon/extalignd.8),install -Dm644 daemon/extalignd.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8)
-	$(foreach u,$(wildcard etc/*.service etc/*.timer),install -Dm644 $(u) $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
+	$(call say,INSTALL,$(DESTDIR)$(PREFIX))$(INSTALL) -Dm755 $(B)/extalign $(DESTDIR)$(BINDIR)/extalign
+	$(Q)$(INSTALL) -Dm644 cmd/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalign.8
+	$(Q)$(INSTALL) -Dm644 completions/extalign $(DESTDIR)$(BASHCOMPDIR)/extalign
+	$(Q)$(INSTALL) -Dm644 etc/extalign.conf.5 $(DESTDIR)$(MANDIR)/man5/extalign.conf.5
+	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm755 $(B)/extalignd $(DESTDIR)$(SBINDIR)/extalignd)
+	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8)
+	$(Q)$(foreach u,$(wildcard etc/*.service etc/*.timer),\
+		$(INSTALL) -d $(DESTDIR)$(UNITDIR) && \
+		sed -e '$(UNIT_EXEC_FIX)' $(u) >$(DESTDIR)$(UNITDIR)/$(notdir $(u)).tmp && \
+		chmod 644 $(DESTDIR)$(UNITDIR)/$(notdir $(u)).tmp && \
+		mv -f $(DESTDIR)$(UNITDIR)/$(notdir $(u)).tmp $(DESTDIR)$(UNITDIR)/$(notdir $(u));)
+# An admin's configuration is never overwritten: the new default goes
+# beside it as extalign.conf.new.
+	$(Q)if [ -e $(CONF) ] && ! cmp -s etc/extalign.conf $(CONF); then \
+		$(INSTALL) -Dm644 etc/extalign.conf $(CONF).new; \
+		echo "$(CONF) is kept; the new default is $(CONF).new"; \
+	else \
+		$(INSTALL) -Dm644 etc/extalign.conf $(CONF); \
+	fi
+
+# Removes what install put there.  The configuration only when it is still
+# the shipped default: edits are the admin's.
+uninstall:
+	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/extalign $(DESTDIR)$(SBINDIR)/extalignd \
+		$(DESTDIR)$(MANDIR)/man8/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8 \
+		$(DESTDIR)$(MANDIR)/man5/extalign.conf.5 $(DESTDIR)$(BASHCOMPDIR)/extalign \
+		$(foreach u,$(wildcard etc/*.service etc/*.timer),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
+		$(CONF).new
+	$(Q)if cmp -s etc/extalign.conf $(CONF); then rm -f $(CONF); \
+	elif [ -e $(CONF) ]; then echo "$(CONF) has local changes and is kept"; fi
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all check check-unit check-integration check-kernel bench format install clean
+.PHONY: all tests check check-unit check-integration check-kernel bench format install uninstall clean
 .SECONDARY:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

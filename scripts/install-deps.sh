@@ -1,13 +1,16 @@
 #!/bin/sh
 # Install the Debian packages of scripts/packages.txt that one or more
-# purposes (build, demo, test, kernel) need and this machine lacks.
+# purposes (build, demo, test, kernel, deb, fresh) need and this machine lacks.
 set -eu
 here=$(dirname "$0")
 [ $# -gt 0 ] || { echo "usage: $0 PURPOSE..." >&2; exit 2; }
 missing=
 for purpose in "$@"; do
-	for pkg in $(awk -v p="$purpose" '!/^#/ && NF > 1 {
-			for (i = 2; i <= NF; i++) if ($i == p) print $1 }' "$here/packages.txt"); do
+	pkgs=$(awk -v p="$purpose" '!/^#/ && NF > 1 {
+			for (i = 2; i <= NF; i++) if ($i == p) print $1 }' "$here/packages.txt")
+	# A misspelt purpose would otherwise install nothing and say nothing.
+	[ -n "$pkgs" ] || { echo "$0: no package in packages.txt has the purpose '$purpose'" >&2; exit 2; }
+	for pkg in $pkgs; do
 		status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
 		case "$status" in
 		*" installed") ;;

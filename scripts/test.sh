@@ -4,6 +4,6 @@
 # integration and kernel suites (tests/run.sh).  Skips are counted and say why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh build test kernel
-make -j"$(nproc)"
+scripts/install-deps.sh build test kernel fresh
+make -j"$(nproc)" tests
 exec tests/run.sh "$@"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Run the test suites: unit (Check, under valgrind when installed),
-# integration (real loop filesystems), kernel (patched UML kernel).
-# Usage: tests/run.sh [unit|integration|fuzz|kernel]...   (default: all)
+# integration (real loop filesystems), kernel (patched UML kernel), fresh
+# (the README's demo and the Debian package in a new Debian 12 root).
+# Usage: tests/run.sh [unit|integration|fuzz|kernel|fresh]...   (default: all)
 # Prints one line per test and a summary with pass, fail and skip counts;
 # every skip carries its reason.  Exit status is non-zero if any test failed.
 set -uo pipefail
@@ -9,7 +10,7 @@ set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel)
+[ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel fresh)
 
 pass=0 failed=0 skipped=0
 failures=() skips=()
@@ -74,10 +75,18 @@ run_kernel() {
 	record kernel/check "$rc" "$LOG/kernel.log"
 }
 
+run_fresh() {
+	local rc
+	timeout 3600 tests/fresh/run.sh >"$LOG/fresh.log" 2>&1
+	rc=$?
+	record fresh/debian12 "$rc" "$LOG/fresh.log"
+	grep '^time ' "$LOG/fresh.log" | sed 's/^/    /'
+}
+
 for s in "${suites[@]}"; do
 	case $s in
-	unit | integration | fuzz | kernel) "run_$s" ;;
-	*) echo "unknown suite '$s' (unit, integration, fuzz, kernel)" >&2; exit 2 ;;
+	unit | integration | fuzz | kernel | fresh) "run_$s" ;;
+	*) echo "unknown suite '$s' (unit, integration, fuzz, kernel, fresh)" >&2; exit 2 ;;
 	esac
 done
 
