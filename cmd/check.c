@@ -4,8 +4,11 @@
  * unit given on the command line)?  Judged from FIEMAP, logically and on disk.
  */
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -31,6 +34,31 @@ struct check_opts {
 	uint32_t unit; /* 0: each file's own hint */
 	bool json, verbose;
 };
+
+/* Rows go to one of two places: JSON is one document, text is streamed. */
+struct check_out {
+	struct libscols_table *tb;     /* --json */
+	struct table_stream ts;	       /* text */
+	uint64_t unit;		       /* the last unit and its text: one per run, */
+	char unit_text[EA_SIZE_BUFSZ]; /* not one ea_size_format() per row */
+};
+
+/*
+ * The directory of the previous path, open: check DIR/file... resolves DIR once, and
+ * each file is one name to look up, not a whole path twice.
+ */
+struct parent {
+	char *dir; /* as given, NULL: none open */
+	int fd;	   /* AT_FDCWD for paths without a slash */
+};
+
+static void parent_done(struct parent *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->dir);
+	*p = (struct parent){ .fd = -1 };
+}
 
 static void usage(FILE *out)
 {
@@ -67,23 +95,122 @@ static void print_extents(const char *path, const struct ea_extent *ext, size_t 
 	}
 }
 
-static int check_one(struct libscols_table *tb, const struct target *t, const struct check_opts *o,
+/*
+ * The directory fd and the name to look up in it for path; AT_FDCWD and the
+ * whole path when there is no plain last name or its directory will not
+ * open (so the error is about the path the user gave).
+ */
+static int parent_of(struct parent *p, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len;
+	int fd;
+
+	*name = path;
+	if (!slash)
+		return AT_FDCWD;
+	if (!slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
+		return AT_FDCWD;
+	len = slash == path ? 1 : (size_t)(slash - path);
+	if (!p->dir || strlen(p->dir) != len || memcmp(p->dir, path, len)) {
+		parent_done(p);
+		p->dir = strndup(path, len);
+		if (!p->dir)
+			err(EXIT_FAILED, "out of memory");
+		fd = open(p->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			parent_done(p);
+			return AT_FDCWD;
+		}
+		p->fd = fd;
+	}
+	*name = slash + 1;
+	return p->fd;
+}
+
+/*
+ * Open a file to check: one lstat, one open, nothing else (target_open()
+ * costs two stats and a statfs more, which check needs none of).  The lstat
+ * refuses symlinks, directories and devices before anything is opened, and
+ * O_NOFOLLOW refuses a symlink put there since.  There is no second stat to
+ * prove the open found the inode lstat saw: check only reads, and a name
+ * swapped for another regular file in between is reported with what its
+ * extents say under that name, as a check a moment later would.
+ */
+static int check_open(struct parent *p, const char *path, struct target *t)
+{
+	const char *name;
+	int dfd = parent_of(p, path, &name);
+
+	*t = (struct target){ .path = path, .fd = -1 };
+	if (fstatat(dfd, name, &t->st, AT_SYMLINK_NOFOLLOW) < 0) {
+		warn("%s", path);
+		return EXIT_FAILED;
+	}
+	if (S_ISLNK(t->st.st_mode)) {
+		warnx("%s: is a symbolic link (not followed); give the path it points to", path);
+		return EXIT_FAILED;
+	}
+	if (S_ISDIR(t->st.st_mode)) {
+		warnx("%s: is a directory; check takes files", path);
+		return EXIT_FAILED;
+	}
+	if (!S_ISREG(t->st.st_mode)) {
+		warnx("%s: not a regular file or directory", path);
+		return EXIT_FAILED;
+	}
+	/* O_NONBLOCK: never wait on a lease or a mandatory lock. */
+	t->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (t->fd < 0) {
+		if (errno == ELOOP)
+			warnx("%s: changed while being opened; try again", path);
+		else
+			warn("%s", path);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static void add_row(struct check_out *out, const struct check_opts *o, const char *path,
+		    uint64_t unit, const struct ea_align_report *rep, const char *verdict)
+{
+	char u[EA_SIZE_BUFSZ], b[4][TABLE_STREAM_U64_BUFSZ];
+
+	if (!o->json && unit != out->unit) {
+		ea_size_format(unit, out->unit_text);
+		out->unit = unit;
+	}
+	const char *cells[] = {
+		[COL_PATH] = path,
+		[COL_UNIT] = o->json ? table_stream_u64(unit, u) : out->unit_text,
+		[COL_EXTENTS] = table_stream_u64(rep->extents, b[0]),
+		[COL_MISLOG] = table_stream_u64(rep->misaligned_logical, b[1]),
+		[COL_MISPHYS] = table_stream_u64(rep->misaligned_physical, b[2]),
+		[COL_UNKNOWN] = table_stream_u64(rep->unknown_physical, b[3]),
+		[COL_VERDICT] = verdict,
+	};
+
+	if (o->json) {
+		struct libscols_line *ln = table_add_line(out->tb, NULL);
+
+		for (size_t i = 0; i < ARRAY_SIZE(cells); i++)
+			table_set(ln, (int)i, cells[i]);
+	} else {
+		table_stream_row(&out->ts, cells);
+	}
+}
+
+static int check_one(struct check_out *out, const struct target *t, const struct check_opts *o,
 		     bool *logical_only)
 {
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
-	struct libscols_line *ln;
 	struct fsxattr fsx;
 	uint64_t unit = o->unit;
 	const char *verdict;
-	char buf[EA_SIZE_BUFSZ];
 	size_t n;
 	int r;
 
-	if (S_ISDIR(t->st.st_mode)) {
-		warnx("%s: is a directory; check takes files", t->path);
-		return EXIT_FAILED;
-	}
 	if (!unit) {
 		r = ea_fsx_get(t->fd, &fsx);
 		if (r == 0 && (fsx.fsx_xflags & FS_XFLAG_EXTSIZE))
@@ -114,18 +241,7 @@ static int check_one(struct libscols_table *tb, const struct target *t, const st
 	else
 		verdict = "aligned";
 
-	ln = table_add_line(tb, NULL);
-	table_set(ln, COL_PATH, t->path);
-	if (o->json)
-		table_set_u64(ln, COL_UNIT, unit);
-	else
-		table_set(ln, COL_UNIT, ea_size_format(unit, buf));
-	table_set_u64(ln, COL_EXTENTS, rep.extents);
-	table_set_u64(ln, COL_MISLOG, rep.misaligned_logical);
-	table_set_u64(ln, COL_MISPHYS, rep.misaligned_physical);
-	table_set_u64(ln, COL_UNKNOWN, rep.unknown_physical);
-	table_set(ln, COL_VERDICT, verdict);
-
+	add_row(out, o, t->path, unit, &rep, verdict);
 	if (o->verbose && !o->json)
 		print_extents(t->path, ext, n, unit);
 	if (rep.misaligned_physical && !rep.misaligned_logical)
@@ -142,7 +258,9 @@ int cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	_cleanup_(parent_done) struct parent parent = { .fd = -1 };
 	_cleanup_table_ struct libscols_table *tb = NULL;
+	struct check_out out = { 0 };
 	struct check_opts o = { 0 };
 	bool logical_only = false;
 	int c, status = EXIT_OK;
@@ -173,18 +291,36 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, false);
+	if (o.json) {
+		tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, false);
+		out.tb = tb;
+	} else {
+		/* Every path is known now: the path column is as wide as the widest. */
+		size_t widths[ARRAY_SIZE(columns)] = { [COL_UNIT] = 5 };
+		char u[EA_SIZE_BUFSZ];
+
+		for (int i = optind; i < argc; i++) {
+			size_t w = table_stream_width(argv[i]);
+
+			if (w > widths[COL_PATH])
+				widths[COL_PATH] = w;
+		}
+		if (o.unit)
+			widths[COL_UNIT] = strlen(ea_size_format(o.unit, u));
+		table_stream_init(&out.ts, columns, ARRAY_SIZE(columns), widths);
+	}
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
-		int r = target_open(argv[i], &t);
+		int r = check_open(&parent, argv[i], &t);
 
 		if (r == EXIT_OK)
-			r = check_one(tb, &t, &o, &logical_only);
+			r = check_one(&out, &t, &o, &logical_only);
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	table_print(tb, o.json);
+	if (o.json)
+		table_print(tb, true);
 	if (logical_only && !o.json)
 		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
 		      "on\n"
