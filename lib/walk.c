@@ -13,8 +13,14 @@ static void closedirp(DIR **d)
 		closedir(*d);
 }
 
+/* A directory entry as readdir() gave it: the name and its d_type. */
+struct name {
+	unsigned char type; /* DT_REG, DT_DIR, ... or DT_UNKNOWN */
+	char s[];
+};
+
 struct names {
-	char **v;
+	struct name **v;
 	size_t n, cap;
 };
 
@@ -27,7 +33,7 @@ static void names_free(struct names *names)
 
 static int name_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp((*(struct name *const *)a)->s, (*(struct name *const *)b)->s);
 }
 
 /* The entries of an open directory but "." and "..", sorted. */
@@ -55,19 +61,24 @@ static int read_names(int dirfd, struct names *ret)
 			break;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		size_t len = strlen(de->d_name);
+		struct name *nm;
+
 		if (ret->n == ret->cap) {
 			size_t ncap = ret->cap ? ret->cap * 2 : 32;
-			char **p = realloc(ret->v, ncap * sizeof(*p));
+			struct name **p = realloc(ret->v, ncap * sizeof(*p));
 
 			if (!p)
 				return -ENOMEM;
 			ret->v = p;
 			ret->cap = ncap;
 		}
-		ret->v[ret->n] = strdup(de->d_name);
-		if (!ret->v[ret->n])
+		nm = malloc(sizeof(*nm) + len + 1);
+		if (!nm)
 			return -ENOMEM;
-		ret->n++;
+		nm->type = de->d_type;
+		memcpy(nm->s, de->d_name, len + 1);
+		ret->v[ret->n++] = nm;
 	}
 	if (errno)
 		return negative_errno();
@@ -108,18 +119,34 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 	}
 
 	for (size_t i = 0; i < names.n; i++) {
-		_cleanup_free_ char *sub = join(path, names.v[i]);
+		const char *name = names.v[i]->s;
+		_cleanup_free_ char *sub = join(path, name);
 		_cleanup_close_ int fd = -1;
 		struct ea_walk_entry e = { .path = sub, .fd = -1 };
 
 		if (!sub)
 			return -ENOMEM;
-		if (fstatat(dirfd, names.v[i], &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/*
+		 * A regular file by its d_type is opened straight away; the
+		 * fstat() below is then its only stat, as set -R and apply
+		 * over 100,000 files want.  Anything else, and any file when
+		 * the caller must see it before it is opened, is looked at
+		 * with fstatat() first: a directory may be a mount point or an
+		 * automount trigger, which opening would cross or fire.  Both
+		 * ways a name swapped since readdir() or fstatat() is caught
+		 * by the same checks on what was opened.
+		 */
+		if (names.v[i]->type == DT_REG && !w->may_open) {
+			e.st.st_mode = S_IFREG;
+			e.st.st_dev = w->dev;
+		} else if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT) /* gone since readdir: nothing to do */
 				continue;
 			e.kind = EA_WALK_ERROR;
 			e.err = negative_errno();
-		} else if (S_ISLNK(e.st.st_mode)) {
+			goto visit;
+		}
+		if (S_ISLNK(e.st.st_mode)) {
 			e.kind = EA_WALK_SYMLINK;
 		} else if (!S_ISDIR(e.st.st_mode) && !S_ISREG(e.st.st_mode)) {
 			e.kind = EA_WALK_OTHER;
@@ -132,21 +159,28 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 			struct stat st;
 
 			/*
-			 * O_NOFOLLOW and the inode comparison close the window in
-			 * which the name could be swapped for a symlink or another
-			 * file after fstatat().
+			 * O_NOFOLLOW and the type, device and inode comparison
+			 * close the window in which the name could be swapped
+			 * for a symlink or another file after it was read.
 			 */
-			fd = openat(dirfd, names.v[i],
+			fd = openat(dirfd, name,
 				    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 			if (fd < 0) {
 				if (errno == ENOENT)
 					continue;
-				e.kind = EA_WALK_ERROR;
-				e.err = negative_errno();
+				e.kind = errno == ELOOP ? EA_WALK_SYMLINK : EA_WALK_ERROR;
+				e.err = e.kind == EA_WALK_ERROR ? negative_errno() : 0;
 			} else if (fstat(fd, &st) < 0) {
 				e.kind = EA_WALK_ERROR;
 				e.err = negative_errno();
-			} else if (st.st_dev != e.st.st_dev || st.st_ino != e.st.st_ino) {
+			} else if (st.st_dev != w->dev && S_ISREG(st.st_mode) &&
+				   !e.st.st_ino) {
+				/* Known by d_type only: a file bind-mounted here. */
+				e.st = st;
+				e.kind = EA_WALK_OTHER_FS;
+			} else if ((st.st_mode & S_IFMT) != (e.st.st_mode & S_IFMT) ||
+				   st.st_dev != e.st.st_dev ||
+				   (e.st.st_ino && st.st_ino != e.st.st_ino)) {
 				e.kind = EA_WALK_ERROR;
 				e.err = -ESTALE;
 			} else {
@@ -156,6 +190,7 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 			}
 		}
 
+	visit:
 		r = w->fn(&e, w->userdata);
 		if (r)
 			return r;

@@ -88,14 +88,12 @@ M=$W/m
 say() { echo "compare: $*" >&2; }
 
 # ---- timing --------------------------------------------------------------
-# secs CMD...: wall-clock seconds of CMD, its output thrown away.  The exit
-# status does not matter (check says 1 for misaligned files).
+# secs CMD...: wall-clock and CPU (user + system, children included)
+# seconds of CMD, its output thrown away.  The exit status does not matter
+# (check says 1 for misaligned files).
 secs() {
-	local a b
-	a=$EPOCHREALTIME
-	"$@" >/dev/null 2>&1 || true
-	b=$EPOCHREALTIME
-	awk -v a="$a" -v b="$b" 'BEGIN { printf "%.6f\n", b - a }'
+	local TIMEFORMAT='%R %U %S'
+	{ time "$@" >/dev/null 2>&1 || true; } 2>&1 | awk '{ printf "%s %.3f\n", $1, $2 + $3 }'
 }
 
 # bench ID LABEL PREP OURS ANCHOR_LABEL ANCHOR [ANCHOR_LABEL ANCHOR]...
@@ -285,8 +283,8 @@ fi
 # ---- the table -----------------------------------------------------------
 print_table() {
 	[ -s "$W/res/rows" ] || return 0
-	printf '%-36s %10s  %-28s %10s  %s\n' WORKLOAD EXTALIGN ANCHOR "ANCHOR-T" \
-		"RATIO min/median/max"
+	printf '%-36s %9s  %-28s %9s  %-20s %s\n' WORKLOAD EXTALIGN ANCHOR "ANCHOR" \
+		"RATIO min/med/max" "CPU RATIO"
 	while IFS=$'\t' read -r label anchor ours theirs; do
 		local f=1
 		case $anchor in *"(x"*) f=${anchor##*(x}; f=${f%)} ;; esac
@@ -298,11 +296,15 @@ print_table() {
 					}
 				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 			}
-			{ o[NR] = $1; t[NR] = $2 * f; r[NR] = $1 / ($2 * f) }
+			function q(x, y) { return y > 0 ? x / y : 0 }
+			{
+				o[NR] = $1; t[NR] = $3 * f; r[NR] = q($1, $3 * f)
+				c[NR] = q($2, $4 * f)
+			}
 			END {
 				mo = median(o, NR); mt = median(t, NR); mr = median(r, NR)
-				printf "%-36s %9.3fs  %-28s %9.3fs  %.2f / %.2f / %.2f\n",
-					label, mo, anchor, mt, r[1], mr, r[NR]
+				printf "%-36s %8.3fs  %-28s %8.3fs  %.2f / %.2f / %.2f   %.2f\n",
+					label, mo, anchor, mt, r[1], mr, r[NR], median(c, NR)
 			}'
 	done <"$W/res/rows"
 }
