@@ -122,7 +122,7 @@ static int apply_one(struct apply_run *run, const struct target *t)
 	} else {
 		say(run, t->path, is_dir ? "set to inherit" : "hinted", rule);
 		if (!run->o->dry_run)
-			r = ea_hint_set(t->fd, is_dir, &h, &dropped);
+			r = ea_hint_set_from(t->fd, is_dir, &fsx, &h, &dropped);
 		if (!r)
 			is_dir ? run->dirs++ : run->files++;
 	}

@@ -71,7 +71,7 @@ static void usage(FILE *out)
 	      "Options:\n"
 	      "  -e, --extsize SIZE  check against SIZE instead of each file's hint\n"
 	      "  -J, --json          JSON output\n"
-	      "  -v, --verbose       list every extent after the table\n"
+	      "  -v, --verbose       list every extent after the file's row\n"
 	      "  -h, --help          show this help\n",
 	      out);
 }
