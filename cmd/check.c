@@ -3,6 +3,7 @@
  * extalign check: are a file's extents aligned to its extent size hint (or a
  * unit given on the command line)?  Judged from FIEMAP, logically and on disk.
  */
+#include <dirent.h>
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
+#include "extalign/walk.h"
 #include "table.h"
 
 enum { COL_PATH, COL_UNIT, COL_EXTENTS, COL_MISLOG, COL_MISPHYS, COL_UNKNOWN, COL_VERDICT };
@@ -44,20 +46,48 @@ struct check_out {
 };
 
 /*
- * The directory of the previous path, open: check DIR/file... resolves DIR once, and
- * each file is one name to look up, not a whole path twice.
+ * The directory of the previous path, open: check DIR/file... resolves DIR
+ * once, and each file is one name to look up, not a whole path.  When many
+ * of the paths that follow are in it, its listing says which names are
+ * regular files (see check_open()).
  */
 struct parent {
-	char *dir; /* as given, NULL: none open */
-	int fd;	   /* AT_FDCWD for paths without a slash */
+	char *dir;		   /* as given, NULL: none open */
+	int fd;			   /* AT_FDCWD for paths without a slash */
+	struct ea_dir_list types; /* n == 0: none read */
+	size_t cursor;
 };
+
+/* Fewer files than this in one directory are not worth reading it for. */
+#define PARENT_LIST_MIN 32
 
 static void parent_done(struct parent *p)
 {
 	if (p->fd >= 0)
 		close(p->fd);
 	free(p->dir);
+	ea_dir_list_free(&p->types);
 	*p = (struct parent){ .fd = -1 };
+}
+
+/*
+ * The directory part of path, slash included ("" for a bare name), and how
+ * many of paths[0..n) are names directly in that same directory.
+ */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
+static size_t run_in_dir(char *const *paths, size_t n, const char *dir, size_t len)
+{
+	size_t k = 0;
+
+	while (k < n && dir_len(paths[k]) == len && !strncmp(paths[k], dir, len))
+		k++;
+	return k;
 }
 
 static void usage(FILE *out)
@@ -96,53 +126,75 @@ static void print_extents(const char *path, const struct ea_extent *ext, size_t 
 }
 
 /*
- * The directory fd and the name to look up in it for path; AT_FDCWD and the
- * whole path when there is no plain last name or its directory will not
- * open (so the error is about the path the user gave).
+ * The directory fd and the name to look up in it for paths[0]; AT_FDCWD
+ * and the whole path when the last name is not a plain one or its
+ * directory will not open (so the error is about the path the user gave).
  */
-static int parent_of(struct parent *p, const char *path, const char **name)
+static int parent_of(struct parent *p, char *const *paths, size_t n, const char **name)
 {
-	const char *slash = strrchr(path, '/');
-	size_t len;
-	int fd;
+	const char *path = paths[0];
+	size_t len = dir_len(path);
+	const char *base = path + len;
 
 	*name = path;
-	if (!slash)
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		return AT_FDCWD;
-	if (!slash[1] || !strcmp(slash + 1, ".") || !strcmp(slash + 1, ".."))
-		return AT_FDCWD;
-	len = slash == path ? 1 : (size_t)(slash - path);
-	if (!p->dir || strlen(p->dir) != len || memcmp(p->dir, path, len)) {
+	if (!p->dir || strlen(p->dir) != len || strncmp(p->dir, path, len)) {
+		size_t run;
+		int fd;
+
 		parent_done(p);
 		p->dir = strndup(path, len);
 		if (!p->dir)
 			err(EXIT_FAILED, "out of memory");
-		fd = open(p->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		fd = open(len ? p->dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0) {
 			parent_done(p);
 			return AT_FDCWD;
 		}
 		p->fd = fd;
+		/*
+		 * Listing a directory of 100,000 names for a few of them would
+		 * cost more than it saves: only for a long run of paths in it,
+		 * and only up to a few times as many entries as the run.
+		 */
+		run = run_in_dir(paths, n, path, len);
+		if (run >= PARENT_LIST_MIN)
+			(void)ea_dir_list_read(fd, 4 * run + 1024, &p->types);
 	}
-	*name = slash + 1;
+	*name = base;
 	return p->fd;
 }
 
 /*
- * Open a file to check: one lstat, one open, nothing else (target_open()
- * costs two stats and a statfs more, which check needs none of).  The lstat
- * refuses symlinks, directories and devices before anything is opened, and
- * O_NOFOLLOW refuses a symlink put there since.  There is no second stat to
- * prove the open found the inode lstat saw: check only reads, and a name
- * swapped for another regular file in between is reported with what its
- * extents say under that name, as a check a moment later would.
+ * Open a file to check: one stat, one open, nothing else (target_open()
+ * costs two stats and a statfs more, which check needs none of).  Nothing
+ * is opened before a stat or the directory's listing has said it is a
+ * regular file: opening a device can have effects (a watchdog starts), and
+ * O_NOFOLLOW refuses a symlink put there since.  On the lstat way there is
+ * no second stat to prove the open found the inode lstat saw: check only
+ * reads, and a name swapped for another regular file in between is reported
+ * with what its extents say under that name, as a check a moment later would.
  */
-static int check_open(struct parent *p, const char *path, struct target *t)
+static int check_open(struct parent *p, char *const *paths, size_t n, struct target *t)
 {
-	const char *name;
-	int dfd = parent_of(p, path, &name);
+	const char *path = paths[0], *name;
+	int dfd = parent_of(p, paths, n, &name);
 
 	*t = (struct target){ .path = path, .fd = -1 };
+	/*
+	 * A name its directory listed as a regular file is opened first and
+	 * its fstat is the one stat, as in walk.c: one lookup, not two.  The
+	 * listing stands in for the lstat, a name swapped since for something
+	 * else is caught on what was opened, and anything unexpected takes
+	 * the way below, which says what is wrong.
+	 */
+	if (p->types.n && dfd == p->fd && ea_dir_list_type(&p->types, name, &p->cursor) == DT_REG) {
+		t->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (t->fd >= 0 && fstat(t->fd, &t->st) == 0 && S_ISREG(t->st.st_mode))
+			return EXIT_OK;
+		target_close(t);
+	}
 	if (fstatat(dfd, name, &t->st, AT_SYMLINK_NOFOLLOW) < 0) {
 		warn("%s", path);
 		return EXIT_FAILED;
@@ -312,7 +364,7 @@ int cmd_check(int argc, char **argv)
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
-		int r = check_open(&parent, argv[i], &t);
+		int r = check_open(&parent, argv + i, (size_t)(argc - i), &t);
 
 		if (r == EXIT_OK)
 			r = check_one(&out, &t, &o, &logical_only);

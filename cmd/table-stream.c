@@ -48,7 +48,7 @@ struct line {
 	char buf[4096];
 };
 
-static void line_put(struct line *l, const char *s, size_t n)
+static inline void line_put(struct line *l, const char *s, size_t n)
 {
 	if (l->len + n > sizeof(l->buf)) {
 		fwrite_unlocked(l->buf, 1, l->len, l->out);
@@ -64,14 +64,13 @@ static void line_put(struct line *l, const char *s, size_t n)
 
 static void line_pad(struct line *l, size_t n)
 {
-	static const char spaces[] = "                                ";
-
-	while (n) {
-		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
-
-		line_put(l, spaces, k);
-		n -= k;
+	if (l->len + n <= sizeof(l->buf)) {
+		memset(l->buf + l->len, ' ', n);
+		l->len += n;
+		return;
 	}
+	while (n--)
+		line_put(l, " ", 1);
 }
 
 static void line_put_escaped(struct line *l, const char *s)
@@ -108,6 +107,16 @@ void table_stream_init(struct table_stream *ts, const struct column_def *cols, s
 	}
 }
 
+/* The plain bytes at the start of s: up to the first one to escape. */
+static size_t plain_len(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && !needs_escape(s + n))
+		n++;
+	return n;
+}
+
 static void put_row(struct table_stream *ts, const char *const *cells, bool upper)
 {
 	struct line l;
@@ -115,21 +124,26 @@ static void put_row(struct table_stream *ts, const char *const *cells, bool uppe
 	l.out = ts->out;
 	l.len = 0;
 	for (size_t i = 0; i < ts->n; i++) {
-		bool last = i + 1 == ts->n;
-		size_t w = table_stream_width(cells[i]);
+		const char *c = cells[i];
+		size_t plain = plain_len(c);
+		/* Most cells have nothing to escape: one scan gives the width. */
+		size_t w = c[plain] ? table_stream_width(c) : plain;
 		size_t fill = w < ts->width[i] ? ts->width[i] - w : 0;
-		bool right = ts->cols[i].flags & SCOLS_FL_RIGHT;
+		bool right = ts->cols[i].flags & SCOLS_FL_RIGHT, last = i + 1 == ts->n;
 
 		if (right)
 			line_pad(&l, fill);
-		if (upper)
-			for (const char *p = cells[i]; *p; p++) {
-				char c = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+		if (upper) {
+			for (const char *p = c; *p; p++) {
+				char u = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
 
-				line_put(&l, &c, 1);
+				line_put(&l, &u, 1);
 			}
-		else
-			line_put_escaped(&l, cells[i]);
+		} else if (!c[plain]) {
+			line_put(&l, c, plain);
+		} else {
+			line_put_escaped(&l, c);
+		}
 		if (!right && !last)
 			line_pad(&l, fill);
 		line_put(&l, last ? "\n" : " ", 1);

@@ -13,36 +13,27 @@ static void closedirp(DIR **d)
 		closedir(*d);
 }
 
-/* A directory entry as readdir() gave it: the name and its d_type. */
-struct name {
-	unsigned char type; /* DT_REG, DT_DIR, ... or DT_UNKNOWN */
-	char s[];
-};
-
-struct names {
-	struct name **v;
-	size_t n, cap;
-};
-
-static void names_free(struct names *names)
+void ea_dir_list_free(struct ea_dir_list *l)
 {
-	for (size_t i = 0; i < names->n; i++)
-		free(names->v[i]);
-	free(names->v);
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	*l = (struct ea_dir_list){ 0 };
 }
 
-static int name_cmp(const void *a, const void *b)
+static int entry_cmp(const void *a, const void *b)
 {
-	return strcmp((*(struct name *const *)a)->s, (*(struct name *const *)b)->s);
+	return strcmp((*(struct ea_dirent *const *)a)->name, (*(struct ea_dirent *const *)b)->name);
 }
 
-/* The entries of an open directory but "." and "..", sorted. */
-static int read_names(int dirfd, struct names *ret)
+int ea_dir_list_read(int dirfd, size_t max, struct ea_dir_list *ret)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
+	size_t cap = 0;
 	struct dirent *de;
 	int fd;
 
+	*ret = (struct ea_dir_list){ 0 };
 	/* fdopendir() owns the fd it is given; hand it a copy. */
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -55,36 +46,72 @@ static int read_names(int dirfd, struct names *ret)
 		return r;
 	}
 	for (;;) {
+		struct ea_dirent *e;
+		size_t len;
+
 		errno = 0;
 		de = readdir(d);
 		if (!de)
 			break;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		size_t len = strlen(de->d_name);
-		struct name *nm;
-
-		if (ret->n == ret->cap) {
-			size_t ncap = ret->cap ? ret->cap * 2 : 32;
-			struct name **p = realloc(ret->v, ncap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			ret->v = p;
-			ret->cap = ncap;
+		if (max && ret->n == max) {
+			ea_dir_list_free(ret);
+			return -E2BIG;
 		}
-		nm = malloc(sizeof(*nm) + len + 1);
-		if (!nm)
+		if (ret->n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct ea_dirent **p = realloc(ret->v, ncap * sizeof(*p));
+
+			if (!p) {
+				ea_dir_list_free(ret);
+				return -ENOMEM;
+			}
+			ret->v = p;
+			cap = ncap;
+		}
+		len = strlen(de->d_name);
+		e = malloc(sizeof(*e) + len + 1);
+		if (!e) {
+			ea_dir_list_free(ret);
 			return -ENOMEM;
-		nm->type = de->d_type;
-		memcpy(nm->s, de->d_name, len + 1);
-		ret->v[ret->n++] = nm;
+		}
+		e->type = de->d_type;
+		memcpy(e->name, de->d_name, len + 1);
+		ret->v[ret->n++] = e;
 	}
-	if (errno)
-		return negative_errno();
+	if (errno) {
+		int r = negative_errno();
+
+		ea_dir_list_free(ret);
+		return r;
+	}
 	if (ret->n)
-		qsort(ret->v, ret->n, sizeof(*ret->v), name_cmp);
+		qsort(ret->v, ret->n, sizeof(*ret->v), entry_cmp);
 	return 0;
+}
+
+unsigned char ea_dir_list_type(const struct ea_dir_list *l, const char *name, size_t *cursor)
+{
+	size_t lo = 0, hi = l->n;
+
+	/* Names asked in the list's order hit at the cursor, with no search. */
+	if (*cursor < l->n && !strcmp(l->v[*cursor]->name, name))
+		return l->v[(*cursor)++]->type;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, l->v[mid]->name);
+
+		if (!c) {
+			*cursor = mid + 1;
+			return l->v[mid]->type;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return DT_UNKNOWN;
 }
 
 static char *join(const char *dir, const char *name)
@@ -106,10 +133,10 @@ struct walk {
 
 static int walk_dir(const struct walk *w, int dirfd, const char *path)
 {
-	_cleanup_(names_free) struct names names = { 0 };
+	_cleanup_(ea_dir_list_free) struct ea_dir_list names = { 0 };
 	int r;
 
-	r = read_names(dirfd, &names);
+	r = ea_dir_list_read(dirfd, 0, &names);
 	if (r < 0) {
 		struct ea_walk_entry e = {
 			.kind = EA_WALK_ERROR, .path = path, .fd = -1, .err = r
@@ -119,7 +146,7 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 	}
 
 	for (size_t i = 0; i < names.n; i++) {
-		const char *name = names.v[i]->s;
+		const char *name = names.v[i]->name;
 		_cleanup_free_ char *sub = join(path, name);
 		_cleanup_close_ int fd = -1;
 		struct ea_walk_entry e = { .path = sub, .fd = -1 };
