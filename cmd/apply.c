@@ -191,7 +191,7 @@ static int apply_one(struct apply_run *run, const struct target *t)
 	if (run->o->dry_run)
 		r = dry_run_refusal(run, t, &h, want, &dropped);
 	else if (want)
-		r = ea_hint_set(t->fd, is_dir, &h, &dropped);
+		r = ea_hint_set_from(t->fd, is_dir, &fsx, &h, &dropped);
 	else
 		r = ea_hint_clear(t->fd, &dropped);
 	if (!r) {

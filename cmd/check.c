@@ -3,9 +3,13 @@
  * extalign check: are a file's extents aligned to its extent size hint (or a
  * unit given on the command line)?  Judged from FIEMAP, logically and on disk.
  */
+#include <dirent.h>
 #include <err.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check-map.h"
@@ -14,6 +18,7 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
+#include "extalign/walk.h"
 #include "table.h"
 
 enum { COL_PATH, COL_UNIT, COL_EXTENTS, COL_MISLOG, COL_MISPHYS, COL_UNKNOWN, COL_VERDICT };
@@ -22,9 +27,9 @@ static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_UNIT] = { "unit", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_EXTENTS] = { "extents", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISLOG] = { "misaligned_logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISPHYS] = { "misaligned_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_UNKNOWN] = { "unknown_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISLOG] = { "misaligned-logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISPHYS] = { "misaligned-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_UNKNOWN] = { "unknown-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_VERDICT] = { "verdict", 10, 0, SCOLS_JSON_STRING },
 };
 
@@ -33,6 +38,59 @@ struct check_opts {
 	bool json, verbose, bytes, noheadings, recursive;
 	bool map, color; /* --map (check-map.c) instead of the table */
 };
+
+/* Rows go to one of two places: JSON is one document, text is streamed. */
+struct check_out {
+	struct libscols_table *tb;     /* --json */
+	struct table_stream ts;	       /* text */
+	uint64_t unit;		       /* the last unit and its text: one per run, */
+	char unit_text[EA_SIZE_BUFSZ]; /* not one ea_size_format() per row */
+};
+
+/*
+ * The directory of the previous path, open: check DIR/file... resolves DIR
+ * once, and each file is one name to look up, not a whole path.  When many
+ * of the paths that follow are in it, its listing says which names are
+ * regular files (see check_open()).
+ */
+struct parent {
+	char *dir;		   /* as given, NULL: none open */
+	int fd;			   /* AT_FDCWD for paths without a slash */
+	struct ea_dir_list types; /* n == 0: none read */
+	size_t cursor;
+};
+
+/* Fewer files than this in one directory are not worth reading it for. */
+#define PARENT_LIST_MIN 32
+
+static void parent_done(struct parent *p)
+{
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->dir);
+	ea_dir_list_free(&p->types);
+	*p = (struct parent){ .fd = -1 };
+}
+
+/*
+ * The directory part of path, slash included ("" for a bare name), and how
+ * many of paths[0..n) are names directly in that same directory.
+ */
+static size_t dir_len(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? (size_t)(slash - path) + 1 : 0;
+}
+
+static size_t run_in_dir(char *const *paths, size_t n, const char *dir, size_t len)
+{
+	size_t k = 0;
+
+	while (k < n && dir_len(paths[k]) == len && !strncmp(paths[k], dir, len))
+		k++;
+	return k;
+}
 
 static void usage(FILE *out)
 {
@@ -49,7 +107,7 @@ static void usage(FILE *out)
 	      "      --noheadings    do not print a header line\n"
 	      "  -R, --recursive     check every file below each directory given\n"
 	      "                      (one filesystem, no symlinks)\n"
-	      "  -v, --verbose       list every extent after the table\n"
+	      "  -v, --verbose       list every extent after the file's row\n"
 	      "  -m, --map           draw each file, one character per unit, instead\n"
 	      "      --color[=WHEN]  colour the map: auto (default), always, never\n"
 	      "  -h, --help          show this help\n",
@@ -75,32 +133,144 @@ static void print_extents(const char *path, const struct ea_extent *ext, size_t 
 	}
 }
 
-struct check_run {
-	struct libscols_table *tb;
-	const struct check_opts *o;
-	bool logical_only;
-};
-
-static int check_one(const struct target *t, void *userdata)
+/*
+ * The directory fd and the name to look up in it for paths[0]; AT_FDCWD
+ * and the whole path when the last name is not a plain one or its
+ * directory will not open (so the error is about the path the user gave).
+ */
+static int parent_of(struct parent *p, char *const *paths, size_t n, const char **name)
 {
-	struct check_run *run = userdata;
-	struct libscols_table *tb = run->tb;
-	const struct check_opts *o = run->o;
-	bool *logical_only = &run->logical_only;
+	const char *path = paths[0];
+	size_t len = dir_len(path);
+	const char *base = path + len;
+
+	*name = path;
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return AT_FDCWD;
+	if (!p->dir || strlen(p->dir) != len || strncmp(p->dir, path, len)) {
+		size_t run;
+		int fd;
+
+		parent_done(p);
+		p->dir = strndup(path, len);
+		if (!p->dir)
+			err(EXIT_FAILED, "out of memory");
+		fd = open(len ? p->dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
+			parent_done(p);
+			return AT_FDCWD;
+		}
+		p->fd = fd;
+		/*
+		 * Listing a directory of 100,000 names for a few of them would
+		 * cost more than it saves: only for a long run of paths in it,
+		 * and only up to a few times as many entries as the run.
+		 */
+		run = run_in_dir(paths, n, path, len);
+		if (run >= PARENT_LIST_MIN)
+			(void)ea_dir_list_read(fd, 4 * run + 1024, &p->types);
+	}
+	*name = base;
+	return p->fd;
+}
+
+/*
+ * Open a file to check: one stat, one open, nothing else (target_open()
+ * costs two stats and a statfs more, which check needs none of).  Nothing
+ * is opened before a stat or the directory's listing has said it is a
+ * regular file: opening a device can have effects (a watchdog starts), and
+ * O_NOFOLLOW refuses a symlink put there since.  On the lstat way there is
+ * no second stat to prove the open found the inode lstat saw: check only
+ * reads, and a name swapped for another regular file in between is reported
+ * with what its extents say under that name, as a check a moment later would.
+ */
+static int check_open(struct parent *p, char *const *paths, size_t n, struct target *t)
+{
+	const char *path = paths[0], *name;
+	int dfd = parent_of(p, paths, n, &name);
+
+	*t = (struct target){ .path = path, .fd = -1 };
+	/*
+	 * A name its directory listed as a regular file is opened first and
+	 * its fstat is the one stat, as in walk.c: one lookup, not two.  The
+	 * listing stands in for the lstat, a name swapped since for something
+	 * else is caught on what was opened, and anything unexpected takes
+	 * the way below, which says what is wrong.
+	 */
+	if (p->types.n && dfd == p->fd && ea_dir_list_type(&p->types, name, &p->cursor) == DT_REG) {
+		t->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (t->fd >= 0 && fstat(t->fd, &t->st) == 0 && S_ISREG(t->st.st_mode))
+			return EXIT_OK;
+		target_close(t);
+	}
+	if (fstatat(dfd, name, &t->st, AT_SYMLINK_NOFOLLOW) < 0) {
+		warn("%s", path);
+		return EXIT_FAILED;
+	}
+	if (S_ISLNK(t->st.st_mode)) {
+		warnx("%s: is a symbolic link (not followed); give the path it points to", path);
+		return EXIT_FAILED;
+	}
+	if (S_ISDIR(t->st.st_mode)) {
+		warnx("%s: is a directory; check takes files (-R checks those below it)", path);
+		return EXIT_FAILED;
+	}
+	if (!S_ISREG(t->st.st_mode)) {
+		warnx("%s: not a regular file or directory", path);
+		return EXIT_FAILED;
+	}
+	/* O_NONBLOCK: never wait on a lease or a mandatory lock. */
+	t->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (t->fd < 0) {
+		if (errno == ELOOP)
+			warnx("%s: changed while being opened; try again", path);
+		else
+			warn("%s", path);
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static void add_row(struct check_out *out, const struct check_opts *o, const char *path,
+		    uint64_t unit, const struct ea_align_report *rep, const char *verdict)
+{
+	char u[EA_SIZE_BUFSZ], b[4][TABLE_STREAM_U64_BUFSZ];
+
+	if (!o->json && !o->bytes && unit != out->unit) {
+		ea_size_format(unit, out->unit_text);
+		out->unit = unit;
+	}
+	const char *cells[] = {
+		[COL_PATH] = path,
+		[COL_UNIT] = o->json || o->bytes ? table_stream_u64(unit, u) : out->unit_text,
+		[COL_EXTENTS] = table_stream_u64(rep->extents, b[0]),
+		[COL_MISLOG] = table_stream_u64(rep->misaligned_logical, b[1]),
+		[COL_MISPHYS] = table_stream_u64(rep->misaligned_physical, b[2]),
+		[COL_UNKNOWN] = table_stream_u64(rep->unknown_physical, b[3]),
+		[COL_VERDICT] = verdict,
+	};
+
+	if (o->json) {
+		struct libscols_line *ln = table_add_line(out->tb, NULL);
+
+		for (size_t i = 0; i < ARRAY_SIZE(cells); i++)
+			table_set(ln, (int)i, cells[i]);
+	} else {
+		table_stream_row(&out->ts, cells);
+	}
+}
+
+static int check_one(struct check_out *out, const struct target *t, const struct check_opts *o,
+		     bool *logical_only)
+{
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
-	struct libscols_line *ln;
 	struct fsxattr fsx;
 	uint64_t unit = o->unit;
 	const char *verdict;
-	char buf[EA_SIZE_BUFSZ];
 	size_t n;
 	int r;
 
-	if (S_ISDIR(t->st.st_mode)) {
-		warnx("%s: is a directory; check takes files (-R checks those below it)", t->path);
-		return EXIT_FAILED;
-	}
 	if (!unit) {
 		r = ea_fsx_get(t->fd, &fsx);
 		if (r == 0 && (fsx.fsx_xflags & FS_XFLAG_EXTSIZE))
@@ -135,23 +305,30 @@ static int check_one(const struct target *t, void *userdata)
 	else
 		verdict = "aligned";
 
-	ln = table_add_line(tb, NULL);
-	table_set(ln, COL_PATH, t->path);
-	if (o->json || o->bytes)
-		table_set_u64(ln, COL_UNIT, unit);
-	else
-		table_set(ln, COL_UNIT, ea_size_format(unit, buf));
-	table_set_u64(ln, COL_EXTENTS, rep.extents);
-	table_set_u64(ln, COL_MISLOG, rep.misaligned_logical);
-	table_set_u64(ln, COL_MISPHYS, rep.misaligned_physical);
-	table_set_u64(ln, COL_UNKNOWN, rep.unknown_physical);
-	table_set(ln, COL_VERDICT, verdict);
-
+	add_row(out, o, t->path, unit, &rep, verdict);
 	if (o->verbose && !o->json)
 		print_extents(t->path, ext, n, unit);
 	if (rep.misaligned_physical && !rep.misaligned_logical)
 		*logical_only = true;
 	return ea_align_report_ok(&rep) ? EXIT_OK : EXIT_NEGATIVE;
+}
+
+/* check -R: the tree walk hands each regular file below a directory here. */
+struct check_walk {
+	struct check_out *out;
+	const struct check_opts *o;
+	bool *logical_only;
+};
+
+static int check_walked(const struct target *t, void *userdata)
+{
+	struct check_walk *w = userdata;
+
+	if (S_ISDIR(t->st.st_mode)) {
+		warnx("%s: is a directory; check takes files (-R checks those below it)", t->path);
+		return EXIT_FAILED;
+	}
+	return check_one(w->out, t, w->o, w->logical_only);
 }
 
 int cmd_check(int argc, char **argv)
@@ -170,10 +347,13 @@ int cmd_check(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	_cleanup_(parent_done) struct parent parent = { .fd = -1 };
 	_cleanup_table_ struct libscols_table *tb = NULL;
+	struct check_out out = { 0 };
 	struct check_opts o = { 0 };
+	bool logical_only = false;
+	struct check_walk walk = { .out = &out, .o = &o, .logical_only = &logical_only };
 	int color = MAP_COLOR_AUTO;
-	struct check_run run = { .o = &o };
 	int c, status = EXIT_OK;
 
 	while ((c = getopt_long(argc, argv, "e:JbRmvh", longopts, NULL)) != -1) {
@@ -226,20 +406,47 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	tb = run.tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, o.noheadings);
+	if (o.json) {
+		tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, o.noheadings);
+		out.tb = tb;
+	} else {
+		/* Every path is known now: the path column is as wide as the widest. */
+		size_t widths[ARRAY_SIZE(columns)] = { [COL_UNIT] = 5 };
+		char u[EA_SIZE_BUFSZ];
+
+		for (int i = optind; i < argc; i++) {
+			size_t w = table_stream_width(argv[i]);
+
+			if (w > widths[COL_PATH])
+				widths[COL_PATH] = w;
+		}
+		if (o.unit)
+			widths[COL_UNIT] = o.bytes ? strlen(table_stream_u64(o.unit, u))
+						   : strlen(ea_size_format(o.unit, u));
+		table_stream_init(&out.ts, columns, ARRAY_SIZE(columns), widths);
+		out.ts.header_done = o.noheadings;
+	}
 
 	for (int i = optind; i < argc; i++) {
 		struct target t;
-		int r = target_open(argv[i], &t);
+		int r;
 
-		if (r == EXIT_OK)
-			r = walk_targets(&t, o.recursive, true, check_one, &run);
+		/* A tree is walked by walk.c; the paths given are the hot path. */
+		if (o.recursive) {
+			r = target_open(argv[i], &t);
+			if (r == EXIT_OK)
+				r = walk_targets(&t, true, true, check_walked, &walk);
+		} else {
+			r = check_open(&parent, argv + i, (size_t)(argc - i), &t);
+			if (r == EXIT_OK)
+				r = check_one(&out, &t, &o, &logical_only);
+		}
 		target_close(&t);
 		status = exit_worst(status, r);
 	}
-	if (!o.map)
-		table_print(tb, o.json);
-	if (run.logical_only && !o.json && !o.map)
+	if (o.json)
+		table_print(tb, true);
+	if (logical_only && !o.json && !o.map)
 		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
 		      "on\n"
 		      "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"

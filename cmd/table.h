@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct column_def {
 	const char *name; /* lower case: the JSON key */
@@ -29,6 +30,30 @@ void table_set_u64(struct libscols_line *ln, int col, uint64_t v);
 void table_set_bool(struct libscols_line *ln, int col, bool v);
 /* Print unless it is an empty table in text mode; JSON always prints. */
 void table_print(struct libscols_table *tb, bool json);
+
+/*
+ * A text table written row by row (table-stream.c): constant memory, the
+ * first row on screen at once.  Column widths are the larger of the header
+ * and min_widths[i] (may be NULL); a wider cell pushes its row right.  The
+ * header goes out with the first row, so no row, no output, like
+ * table_print().  Cells are escaped as libsmartcols escapes them.
+ */
+#define TABLE_STREAM_MAX_COLUMNS 16
+struct table_stream {
+	FILE *out;
+	const struct column_def *cols;
+	size_t n;
+	size_t width[TABLE_STREAM_MAX_COLUMNS];
+	bool header_done;
+};
+void table_stream_init(struct table_stream *ts, const struct column_def *cols, size_t n,
+		       const size_t *min_widths);
+void table_stream_row(struct table_stream *ts, const char *const *cells);
+/* v in decimal, somewhere inside buf (the return value). */
+#define TABLE_STREAM_U64_BUFSZ 21
+char *table_stream_u64(uint64_t v, char buf[static TABLE_STREAM_U64_BUFSZ]);
+/* How wide s prints in a streamed table, escapes included. */
+size_t table_stream_width(const char *s);
 
 static inline void table_unrefp(struct libscols_table **tb)
 {

@@ -12,6 +12,8 @@
 
 int target_open(const char *path, struct target *t)
 {
+	/* One run, many files, few filesystems (see extalign/fsinfo.h). */
+	static struct ea_fsinfo_cache fs_cache;
 	struct stat st;
 	int r;
 
@@ -49,7 +51,7 @@ int target_open(const char *path, struct target *t)
 		target_close(t);
 		return EXIT_FAILED;
 	}
-	r = ea_fsinfo_from_fd(t->fd, &t->fs);
+	r = ea_fsinfo_cached(&fs_cache, t->fd, t->st.st_dev, &t->fs);
 	if (r < 0) {
 		warnx("%s: cannot read filesystem facts: %s", path, strerror(-r));
 		target_close(t);

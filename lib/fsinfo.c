@@ -42,18 +42,46 @@ bool ea_fs_may_support_extsize(unsigned long magic)
 	return magic == EXT4_SUPER_MAGIC || magic == XFS_SUPER_MAGIC;
 }
 
-int ea_fsinfo_from_fd(int fd, struct ea_fsinfo *ret)
+static int fsinfo_statfs(int fd, dev_t dev, struct ea_fsinfo *ret)
 {
 	struct statfs sfs;
-	struct stat st;
 
-	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
+	if (fstatfs(fd, &sfs) < 0)
 		return negative_errno();
 	*ret = (struct ea_fsinfo){
 		.magic = (unsigned long)sfs.f_type,
 		.type = ea_fs_type_name((unsigned long)sfs.f_type),
 		.blksize = (uint64_t)sfs.f_bsize,
-		.dev = st.st_dev,
+		.dev = dev,
 	};
+	return 0;
+}
+
+int ea_fsinfo_from_fd(int fd, struct ea_fsinfo *ret)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	return fsinfo_statfs(fd, st.st_dev, ret);
+}
+
+int ea_fsinfo_cached(struct ea_fsinfo_cache *c, int fd, dev_t dev, struct ea_fsinfo *ret)
+{
+	int r;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (c->e[i].dev == dev) {
+			*ret = c->e[i];
+			return 0;
+		}
+	r = fsinfo_statfs(fd, dev, ret);
+	if (r < 0)
+		return r;
+	/* Full: the oldest device makes room (round robin). */
+	c->e[c->next] = *ret;
+	c->next = (c->next + 1) % ARRAY_SIZE(c->e);
+	if (c->n < ARRAY_SIZE(c->e))
+		c->n++;
 	return 0;
 }

@@ -22,20 +22,29 @@ static int fsx_set(int fd, struct fsxattr *fsx)
 
 int ea_hint_set(int fd, bool is_dir, const struct ea_hint *want, unsigned *dropped)
 {
-	/*
-	 * On a directory the size goes with FS_XFLAG_EXTSZINHERIT only: XFS
-	 * ignores FS_XFLAG_EXTSIZE there and files pick up the size at create.
-	 */
-	uint32_t size_flag = is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
-	unsigned lost = 0;
-	struct fsxattr fsx, got;
+	struct fsxattr fsx;
 	int r;
 
 	*dropped = 0;
 	r = ea_fsx_get(fd, &fsx);
 	if (r < 0)
 		return r;
+	return ea_hint_set_from(fd, is_dir, &fsx, want, dropped);
+}
 
+int ea_hint_set_from(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want,
+		     unsigned *dropped)
+{
+	/*
+	 * On a directory the size goes with FS_XFLAG_EXTSZINHERIT only: XFS
+	 * ignores FS_XFLAG_EXTSIZE there and files pick up the size at create.
+	 */
+	uint32_t size_flag = is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
+	unsigned lost = 0;
+	struct fsxattr fsx = *cur, got;
+	int r;
+
+	*dropped = 0;
 	if (want->extsize && (!is_dir || want->inherit)) {
 		fsx.fsx_xflags |= size_flag;
 		fsx.fsx_extsize = want->extsize;

@@ -13,30 +13,27 @@ static void closedirp(DIR **d)
 		closedir(*d);
 }
 
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
-static void names_free(struct names *names)
+void ea_dir_list_free(struct ea_dir_list *l)
 {
-	for (size_t i = 0; i < names->n; i++)
-		free(names->v[i]);
-	free(names->v);
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	*l = (struct ea_dir_list){ 0 };
 }
 
-static int name_cmp(const void *a, const void *b)
+static int entry_cmp(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp((*(struct ea_dirent *const *)a)->name, (*(struct ea_dirent *const *)b)->name);
 }
 
-/* The entries of an open directory but "." and "..", sorted. */
-static int read_names(int dirfd, struct names *ret)
+int ea_dir_list_read(int dirfd, size_t max, struct ea_dir_list *ret)
 {
 	_cleanup_(closedirp) DIR *d = NULL;
+	size_t cap = 0;
 	struct dirent *de;
 	int fd;
 
+	*ret = (struct ea_dir_list){ 0 };
 	/* fdopendir() owns the fd it is given; hand it a copy. */
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -49,31 +46,72 @@ static int read_names(int dirfd, struct names *ret)
 		return r;
 	}
 	for (;;) {
+		struct ea_dirent *e;
+		size_t len;
+
 		errno = 0;
 		de = readdir(d);
 		if (!de)
 			break;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (ret->n == ret->cap) {
-			size_t ncap = ret->cap ? ret->cap * 2 : 32;
-			char **p = realloc(ret->v, ncap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			ret->v = p;
-			ret->cap = ncap;
+		if (max && ret->n == max) {
+			ea_dir_list_free(ret);
+			return -E2BIG;
 		}
-		ret->v[ret->n] = strdup(de->d_name);
-		if (!ret->v[ret->n])
+		if (ret->n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct ea_dirent **p = realloc(ret->v, ncap * sizeof(*p));
+
+			if (!p) {
+				ea_dir_list_free(ret);
+				return -ENOMEM;
+			}
+			ret->v = p;
+			cap = ncap;
+		}
+		len = strlen(de->d_name);
+		e = malloc(sizeof(*e) + len + 1);
+		if (!e) {
+			ea_dir_list_free(ret);
 			return -ENOMEM;
-		ret->n++;
+		}
+		e->type = de->d_type;
+		memcpy(e->name, de->d_name, len + 1);
+		ret->v[ret->n++] = e;
 	}
-	if (errno)
-		return negative_errno();
+	if (errno) {
+		int r = negative_errno();
+
+		ea_dir_list_free(ret);
+		return r;
+	}
 	if (ret->n)
-		qsort(ret->v, ret->n, sizeof(*ret->v), name_cmp);
+		qsort(ret->v, ret->n, sizeof(*ret->v), entry_cmp);
 	return 0;
+}
+
+unsigned char ea_dir_list_type(const struct ea_dir_list *l, const char *name, size_t *cursor)
+{
+	size_t lo = 0, hi = l->n;
+
+	/* Names asked in the list's order hit at the cursor, with no search. */
+	if (*cursor < l->n && !strcmp(l->v[*cursor]->name, name))
+		return l->v[(*cursor)++]->type;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, l->v[mid]->name);
+
+		if (!c) {
+			*cursor = mid + 1;
+			return l->v[mid]->type;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return DT_UNKNOWN;
 }
 
 static char *join(const char *dir, const char *name)
@@ -95,10 +133,10 @@ struct walk {
 
 static int walk_dir(const struct walk *w, int dirfd, const char *path)
 {
-	_cleanup_(names_free) struct names names = { 0 };
+	_cleanup_(ea_dir_list_free) struct ea_dir_list names = { 0 };
 	int r;
 
-	r = read_names(dirfd, &names);
+	r = ea_dir_list_read(dirfd, 0, &names);
 	if (r < 0) {
 		struct ea_walk_entry e = {
 			.kind = EA_WALK_ERROR, .path = path, .fd = -1, .err = r
@@ -108,18 +146,34 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 	}
 
 	for (size_t i = 0; i < names.n; i++) {
-		_cleanup_free_ char *sub = join(path, names.v[i]);
+		const char *name = names.v[i]->name;
+		_cleanup_free_ char *sub = join(path, name);
 		_cleanup_close_ int fd = -1;
 		struct ea_walk_entry e = { .path = sub, .fd = -1 };
 
 		if (!sub)
 			return -ENOMEM;
-		if (fstatat(dirfd, names.v[i], &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
+		/*
+		 * A regular file by its d_type is opened straight away; the
+		 * fstat() below is then its only stat, as set -R and apply
+		 * over 100,000 files want.  Anything else, and any file when
+		 * the caller must see it before it is opened, is looked at
+		 * with fstatat() first: a directory may be a mount point or an
+		 * automount trigger, which opening would cross or fire.  Both
+		 * ways a name swapped since readdir() or fstatat() is caught
+		 * by the same checks on what was opened.
+		 */
+		if (names.v[i]->type == DT_REG && !w->may_open) {
+			e.st.st_mode = S_IFREG;
+			e.st.st_dev = w->dev;
+		} else if (fstatat(dirfd, name, &e.st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno == ENOENT) /* gone since readdir: nothing to do */
 				continue;
 			e.kind = EA_WALK_ERROR;
 			e.err = negative_errno();
-		} else if (S_ISLNK(e.st.st_mode)) {
+			goto visit;
+		}
+		if (S_ISLNK(e.st.st_mode)) {
 			e.kind = EA_WALK_SYMLINK;
 		} else if (!S_ISDIR(e.st.st_mode) && !S_ISREG(e.st.st_mode)) {
 			e.kind = EA_WALK_OTHER;
@@ -132,21 +186,28 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 			struct stat st;
 
 			/*
-			 * O_NOFOLLOW and the inode comparison close the window in
-			 * which the name could be swapped for a symlink or another
-			 * file after fstatat().
+			 * O_NOFOLLOW and the type, device and inode comparison
+			 * close the window in which the name could be swapped
+			 * for a symlink or another file after it was read.
 			 */
-			fd = openat(dirfd, names.v[i],
+			fd = openat(dirfd, name,
 				    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 			if (fd < 0) {
 				if (errno == ENOENT)
 					continue;
-				e.kind = EA_WALK_ERROR;
-				e.err = negative_errno();
+				e.kind = errno == ELOOP ? EA_WALK_SYMLINK : EA_WALK_ERROR;
+				e.err = e.kind == EA_WALK_ERROR ? negative_errno() : 0;
 			} else if (fstat(fd, &st) < 0) {
 				e.kind = EA_WALK_ERROR;
 				e.err = negative_errno();
-			} else if (st.st_dev != e.st.st_dev || st.st_ino != e.st.st_ino) {
+			} else if (st.st_dev != w->dev && S_ISREG(st.st_mode) &&
+				   !e.st.st_ino) {
+				/* Known by d_type only: a file bind-mounted here. */
+				e.st = st;
+				e.kind = EA_WALK_OTHER_FS;
+			} else if ((st.st_mode & S_IFMT) != (e.st.st_mode & S_IFMT) ||
+				   st.st_dev != e.st.st_dev ||
+				   (e.st.st_ino && st.st_ino != e.st.st_ino)) {
 				e.kind = EA_WALK_ERROR;
 				e.err = -ESTALE;
 			} else {
@@ -156,6 +217,7 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 			}
 		}
 
+	visit:
 		r = w->fn(&e, w->userdata);
 		if (r)
 			return r;

@@ -22,8 +22,9 @@ struct ea_extent {
 };
 
 /*
- * Read all extents of an open file with FIEMAP_FLAG_SYNC (delayed
- * allocations are forced to disk first, so physical addresses exist).
+ * Read all extents of an open file, with FIEMAP_FLAG_SYNC when it has
+ * delayed allocations or shared extents (they are forced to disk first, so
+ * physical addresses exist and are the ones the data keeps).
  * *ret is malloc()ed; free it.  Returns 0 or -errno (-EOPNOTSUPP when the
  * filesystem has no FIEMAP).
  */

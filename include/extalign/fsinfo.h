@@ -16,6 +16,20 @@ struct ea_fsinfo {
 
 int ea_fsinfo_from_fd(int fd, struct ea_fsinfo *ret);
 
+/*
+ * The facts of a few filesystems by device (st_dev), for a command that
+ * handles many files in one run: one fstatfs() per filesystem instead of one
+ * per file.  Zero-initialise it.  Not for a long-running program: a device
+ * number is reused by the next filesystem mounted after an unmount.
+ */
+struct ea_fsinfo_cache {
+	struct ea_fsinfo e[8];
+	size_t n, next;
+};
+
+/* ea_fsinfo_from_fd() for fd, whose st_dev the caller has already read. */
+int ea_fsinfo_cached(struct ea_fsinfo_cache *c, int fd, dev_t dev, struct ea_fsinfo *ret);
+
 /* The filesystem name for a statfs magic, "unknown" if we do not know it. */
 const char *ea_fs_type_name(unsigned long magic);
 

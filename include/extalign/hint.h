@@ -38,6 +38,13 @@ int ea_fsx_get(int fd, struct fsxattr *ret);
  */
 int ea_hint_set(int fd, bool is_dir, const struct ea_hint *want, unsigned *dropped);
 
+/*
+ * ea_hint_set() for a caller that has just read the file's attributes with
+ * ea_fsx_get() (cur): one FS_IOC_FSGETXATTR fewer per file.
+ */
+int ea_hint_set_from(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want,
+		     unsigned *dropped);
+
 /* Remove extsize, inheritance and forcealign, and verify it like ea_hint_set. */
 int ea_hint_clear(int fd, unsigned *dropped);
 

@@ -9,6 +9,7 @@
 #define EXTALIGN_WALK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 enum ea_walk_kind {
@@ -53,5 +54,32 @@ typedef bool (*ea_walk_open_fn)(const struct stat *st, void *userdata);
 /* ea_walk() that consults may_open (may be NULL) before opening a file. */
 int ea_walk_filtered(int dirfd, const char *path, ea_walk_open_fn may_open, ea_walk_fn fn,
 		     void *userdata);
+
+/* A directory's entries as readdir() gave them: name and d_type. */
+struct ea_dirent {
+	unsigned char type; /* DT_REG, DT_DIR, ... or DT_UNKNOWN */
+	char name[];
+};
+
+struct ea_dir_list {
+	struct ea_dirent **v; /* sorted by name (strcmp) */
+	size_t n;
+};
+
+/*
+ * Read the entries of the open directory dirfd (an O_PATH fd will do) but
+ * "." and "..", sorted.  max > 0: give up with -E2BIG past max entries, for
+ * a caller that only wants a few names of what may be a huge directory.
+ */
+int ea_dir_list_read(int dirfd, size_t max, struct ea_dir_list *ret);
+void ea_dir_list_free(struct ea_dir_list *l);
+
+/*
+ * The d_type of name, DT_UNKNOWN if it is not in the list.  *cursor (start
+ * at 0) makes names asked in sorted order cost one comparison each.  A
+ * d_type is what the name was at readdir() time: open with O_NOFOLLOW and
+ * check what was opened.
+ */
+unsigned char ea_dir_list_type(const struct ea_dir_list *l, const char *name, size_t *cursor);
 
 #endif

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The fd-based tree walk: order, kinds, symlinks never followed, filter. */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -125,6 +126,40 @@ START_TEST(test_walk_filter_and_stop)
 }
 END_TEST
 
+START_TEST(test_dir_list)
+{
+	struct ea_dir_list l;
+	size_t cursor = 0;
+	int fd;
+
+	make_tree();
+	fd = open(root, O_PATH | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ea_dir_list_read(fd, 0, &l), 0);
+	ck_assert_uint_eq(l.n, 3);
+	/* In order: each at the cursor; out of order: found by search. */
+	ck_assert_uint_eq(ea_dir_list_type(&l, "a", &cursor), DT_REG);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "b", &cursor), DT_DIR);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "fifo", &cursor), DT_FIFO);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "a", &cursor), DT_REG);
+	ck_assert_uint_eq(cursor, 1);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "nope", &cursor), DT_UNKNOWN);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "0", &cursor), DT_UNKNOWN);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "z", &cursor), DT_UNKNOWN);
+	ea_dir_list_free(&l);
+	ck_assert_uint_eq(l.n, 0);
+	ck_assert_uint_eq(ea_dir_list_type(&l, "a", &cursor), DT_UNKNOWN);
+
+	/* More entries than the caller will take: nothing, and no leak. */
+	ck_assert_int_eq(ea_dir_list_read(fd, 2, &l), -E2BIG);
+	ck_assert_uint_eq(l.n, 0);
+	ck_assert_int_eq(ea_dir_list_read(fd, 3, &l), 0);
+	ea_dir_list_free(&l);
+	close(fd);
+	remove_tree();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("walk");
@@ -134,6 +169,7 @@ int main(void)
 
 	tcase_add_test(tc, test_walk_order_and_kinds);
 	tcase_add_test(tc, test_walk_filter_and_stop);
+	tcase_add_test(tc, test_dir_list);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Text tables written row by row.  libsmartcols keeps every row until the
+ * end to size the columns: over 100,000 files that is memory, and its
+ * per-cell width work costs more than the system calls behind the row
+ * (tests/bench/compare.sh).  Here the widths are fixed before the first row,
+ * from the headers and from what the caller knows in advance (the paths on
+ * the command line), and a wider cell just pushes its row to the right.
+ */
+#include <err.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "table.h"
+
+/*
+ * The way libsmartcols shows a cell outside a UTF-8 locale, which is ours:
+ * a byte that is not printable ASCII becomes \xHH, and so does a backslash
+ * that would otherwise read as the start of one.  A file name cannot move
+ * the cursor or fake a second row.
+ */
+static bool needs_escape(const char *p)
+{
+	unsigned char c = (unsigned char)*p;
+
+	return c < 0x20 || c > 0x7e || (c == '\\' && p[1] == 'x');
+}
+
+size_t table_stream_width(const char *s)
+{
+	size_t w = 0;
+
+	for (const char *p = s; *p; p++)
+		w += needs_escape(p) ? 4 : 1;
+	return w;
+}
+
+/*
+ * A row is put together in memory and written with one call: writing it
+ * cell by cell and space by space through stdio was most of check's time
+ * outside the kernel.  A row longer than the buffer goes out in pieces.
+ * The program has one thread: stdio's locking is skipped (_unlocked).
+ */
+struct line {
+	FILE *out;
+	size_t len;
+	char buf[4096];
+};
+
+static inline void line_put(struct line *l, const char *s, size_t n)
+{
+	if (l->len + n > sizeof(l->buf)) {
+		fwrite_unlocked(l->buf, 1, l->len, l->out);
+		l->len = 0;
+		if (n > sizeof(l->buf)) {
+			fwrite_unlocked(s, 1, n, l->out);
+			return;
+		}
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
+
+static void line_pad(struct line *l, size_t n)
+{
+	if (l->len + n <= sizeof(l->buf)) {
+		memset(l->buf + l->len, ' ', n);
+		l->len += n;
+		return;
+	}
+	while (n--)
+		line_put(l, " ", 1);
+}
+
+static void line_put_escaped(struct line *l, const char *s)
+{
+	const char *p = s;
+
+	for (;;) {
+		size_t plain = 0;
+		char hex[4] = { '\\', 'x' };
+
+		while (p[plain] && !needs_escape(p + plain))
+			plain++;
+		line_put(l, p, plain);
+		p += plain;
+		if (!*p)
+			break;
+		hex[2] = "0123456789abcdef"[(unsigned char)*p >> 4];
+		hex[3] = "0123456789abcdef"[(unsigned char)*p & 15];
+		line_put(l, hex, sizeof(hex));
+		p++;
+	}
+}
+
+void table_stream_init(struct table_stream *ts, const struct column_def *cols, size_t n,
+		       const size_t *min_widths)
+{
+	if (n > TABLE_STREAM_MAX_COLUMNS)
+		errx(EXIT_FAILED, "internal error: a table of %zu columns", n);
+	*ts = (struct table_stream){ .out = stdout, .cols = cols, .n = n };
+	for (size_t i = 0; i < n; i++) {
+		size_t w = strlen(cols[i].name);
+
+		ts->width[i] = min_widths && min_widths[i] > w ? min_widths[i] : w;
+	}
+}
+
+/* The plain bytes at the start of s: up to the first one to escape. */
+static size_t plain_len(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && !needs_escape(s + n))
+		n++;
+	return n;
+}
+
+static void put_row(struct table_stream *ts, const char *const *cells, bool upper)
+{
+	struct line l;
+
+	l.out = ts->out;
+	l.len = 0;
+	for (size_t i = 0; i < ts->n; i++) {
+		const char *c = cells[i];
+		size_t plain = plain_len(c);
+		/* Most cells have nothing to escape: one scan gives the width. */
+		size_t w = c[plain] ? table_stream_width(c) : plain;
+		size_t fill = w < ts->width[i] ? ts->width[i] - w : 0;
+		bool right = ts->cols[i].flags & SCOLS_FL_RIGHT, last = i + 1 == ts->n;
+
+		if (right)
+			line_pad(&l, fill);
+		if (upper) {
+			for (const char *p = c; *p; p++) {
+				char u = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+
+				line_put(&l, &u, 1);
+			}
+		} else if (!c[plain]) {
+			line_put(&l, c, plain);
+		} else {
+			line_put_escaped(&l, c);
+		}
+		if (!right && !last)
+			line_pad(&l, fill);
+		line_put(&l, last ? "\n" : " ", 1);
+	}
+	fwrite_unlocked(l.buf, 1, l.len, l.out);
+}
+
+char *table_stream_u64(uint64_t v, char buf[static TABLE_STREAM_U64_BUFSZ])
+{
+	char *p = buf + TABLE_STREAM_U64_BUFSZ - 1;
+
+	/* snprintf("%llu") per cell was a tenth of check's time in user space. */
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return p;
+}
+
+void table_stream_row(struct table_stream *ts, const char *const *cells)
+{
+	if (!ts->header_done) {
+		const char *names[TABLE_STREAM_MAX_COLUMNS];
+
+		for (size_t i = 0; i < ts->n; i++)
+			names[i] = ts->cols[i].name;
+		put_row(ts, names, true);
+		ts->header_done = true;
+	}
+	put_row(ts, cells, false);
+}
