@@ -27,9 +27,9 @@ static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_UNIT] = { "unit", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_EXTENTS] = { "extents", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISLOG] = { "misaligned-logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_MISPHYS] = { "misaligned-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
-	[COL_UNKNOWN] = { "unknown-physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISLOG] = { "misaligned_logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_MISPHYS] = { "misaligned_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_UNKNOWN] = { "unknown_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_VERDICT] = { "verdict", 10, 0, SCOLS_JSON_STRING },
 };
 

@@ -135,7 +135,10 @@ static void put_row(struct table_stream *ts, const char *const *cells, bool uppe
 			line_pad(&l, fill);
 		if (upper) {
 			for (const char *p = c; *p; p++) {
-				char u = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A') : *p;
+				/* As table_new(): '_' of a JSON key reads '-' in a header. */
+				char u = *p >= 'a' && *p <= 'z' ? (char)(*p - 'a' + 'A')
+					 : *p == '_'		? '-'
+								: *p;
 
 				line_put(&l, &u, 1);
 			}
