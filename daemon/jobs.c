@@ -25,7 +25,7 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "extalignd.h"
+#include "jobs.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 
@@ -33,7 +33,7 @@ struct job {
 	pid_t pid;
 	int cancel_fd; /* write end; closing it cancels the child */
 	int result_fd; /* read end; the child writes its outcome */
-	size_t late;   /* index into d->late */
+	size_t late;   /* index into the late list */
 	dev_t disk;
 };
 
@@ -45,7 +45,11 @@ struct disk_sample {
 };
 
 struct jobs {
-	size_t *queue; /* indices into d->late, oldest first */
+	const struct ea_policy *policy;
+	struct late_list *late;
+	struct report *report;
+	bool no_realign;
+	size_t *queue; /* indices into the late list, oldest first */
 	size_t n_queue;
 	struct job *run;
 	size_t n_run;
@@ -56,10 +60,18 @@ struct jobs {
 	uint64_t next_scan; /* monotonic usec of the next realign scan */
 };
 
-int jobs_new(struct daemon *d)
+struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign)
 {
-	d->jobs = calloc(1, sizeof(*d->jobs));
-	return d->jobs ? 0 : -ENOMEM;
+	struct jobs *J = calloc(1, sizeof(*J));
+
+	if (J)
+		*J = (struct jobs){ .late = late, .report = report, .no_realign = no_realign };
+	return J;
+}
+
+void jobs_set_policy(struct jobs *J, const struct ea_policy *p)
+{
+	J->policy = p;
 }
 
 static void job_close(struct job *j)
@@ -68,22 +80,20 @@ static void job_close(struct job *j)
 	closep(&j->result_fd);
 }
 
-void jobs_free(struct daemon *d)
+void jobs_free(struct jobs *J)
 {
-	if (!d->jobs)
+	if (!J)
 		return;
-	for (size_t i = 0; i < d->jobs->n_run; i++)
-		job_close(&d->jobs->run[i]);
-	free(d->jobs->queue);
-	free(d->jobs->run);
-	free(d->jobs->disks);
-	free(d->jobs);
-	d->jobs = NULL;
+	for (size_t i = 0; i < J->n_run; i++)
+		job_close(&J->run[i]);
+	free(J->queue);
+	free(J->run);
+	free(J->disks);
+	free(J);
 }
 
-void jobs_queue(struct daemon *d, size_t late_index)
+void jobs_queue(struct jobs *J, size_t late_index)
 {
-	struct jobs *J = d->jobs;
 	size_t *v;
 
 	if (!J)
@@ -93,7 +103,7 @@ void jobs_queue(struct daemon *d, size_t late_index)
 		return;
 	J->queue = v;
 	v[J->n_queue++] = late_index;
-	d->late[late_index].queue = "queued";
+	J->late->v[late_index].queue = "queued";
 }
 
 /* The whole disk a filesystem's device belongs to: a partition's parent. */
@@ -208,14 +218,14 @@ static bool disk_has_job(const struct jobs *J, dev_t disk)
 	return false;
 }
 
-static bool in_window(const struct daemon *d)
+static bool in_window(const struct jobs *J)
 {
 	time_t t = time(NULL);
 	struct tm tm;
 
 	if (!localtime_r(&t, &tm))
 		return true;
-	return ea_daemon_in_window(&d->policy->daemon, (unsigned)(tm.tm_hour * 60 + tm.tm_min));
+	return ea_daemon_in_window(&J->policy->daemon, (unsigned)(tm.tm_hour * 60 + tm.tm_min));
 }
 
 /* The child's cancel callback: the parent closed its end, or died. */
@@ -231,7 +241,7 @@ static bool child_cancelled(void *userdata)
  * working directory (this process is ours alone) so the path-based library
  * call resolves one last component, and check it is still the late file.
  */
-static int child_run(const struct daemon *d, const struct late_file *l, int cancel_fd)
+static int child_run(const struct jobs *J, const struct late_file *l, int cancel_fd)
 {
 	_cleanup_free_ char *dir = strdup(l->path);
 	_cleanup_close_ int dfd = -1;
@@ -258,8 +268,8 @@ static int child_run(const struct daemon *d, const struct late_file *l, int canc
 		return negative_errno();
 	if (st.st_dev != l->id.dev || st.st_ino != l->id.ino)
 		return -ESTALE; /* renamed or replaced since it was listed */
-	if (d->policy->daemon.realign_max_file_size &&
-	    (uint64_t)st.st_size > d->policy->daemon.realign_max_file_size)
+	if (J->policy->daemon.realign_max_file_size &&
+	    (uint64_t)st.st_size > J->policy->daemon.realign_max_file_size)
 		return -EFBIG;
 
 	ea_realign_opts_init(&o, l->extsize);
@@ -267,11 +277,11 @@ static int child_run(const struct daemon *d, const struct late_file *l, int canc
 	o.dev = l->id.dev;
 	o.cancel = child_cancelled;
 	o.userdata = &cancel_fd;
-	if (d->policy->daemon.realign_max_time_usec)
+	if (J->policy->daemon.realign_max_time_usec)
 		o.deadline_ns = now_usec(CLOCK_MONOTONIC) * 1000 +
-				d->policy->daemon.realign_max_time_usec * 1000;
-	if (d->policy->daemon.realign_bwlimit) {
-		ea_ratelimit_init(&rl, d->policy->daemon.realign_bwlimit,
+				J->policy->daemon.realign_max_time_usec * 1000;
+	if (J->policy->daemon.realign_bwlimit) {
+		ea_ratelimit_init(&rl, J->policy->daemon.realign_bwlimit,
 				  now_usec(CLOCK_MONOTONIC) * 1000);
 		o.ratelimit = &rl;
 	}
@@ -280,10 +290,9 @@ static int child_run(const struct daemon *d, const struct late_file *l, int canc
 	return (int)res.outcome;
 }
 
-static void job_start(struct daemon *d, size_t qi, dev_t disk)
+static void job_start(struct jobs *J, size_t qi, dev_t disk)
 {
-	struct jobs *J = d->jobs;
-	struct late_file *l = &d->late[J->queue[qi]];
+	struct late_file *l = &J->late->v[J->queue[qi]];
 	int cancel[2], result[2];
 	struct job *v;
 	pid_t pid;
@@ -311,7 +320,7 @@ static void job_start(struct daemon *d, size_t qi, dev_t disk)
 		sigprocmask(SIG_UNBLOCK, &all, NULL);
 		close(cancel[1]);
 		close(result[0]);
-		rc = child_run(d, l, cancel[0]);
+		rc = child_run(J, l, cancel[0]);
 		if (write(result[1], &rc, sizeof(rc)) != sizeof(rc))
 			_exit(2);
 		_exit(0);
@@ -328,8 +337,8 @@ static void job_start(struct daemon *d, size_t qi, dev_t disk)
 	l->queue = "running";
 	memmove(&J->queue[qi], &J->queue[qi + 1], (J->n_queue - qi - 1) * sizeof(*J->queue));
 	J->n_queue--;
-	d->state_dirty = true;
-	log_full(&d->log, LOG_INFO, l->rule, l->path, 0, "realignment started");
+	J->report->dirty = true;
+	log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0, "realignment started");
 	return;
 fail:
 	close(cancel[0]);
@@ -338,9 +347,8 @@ fail:
 	close(result[1]);
 }
 
-void jobs_reap(struct daemon *d)
+void jobs_reap(struct jobs *J)
 {
-	struct jobs *J = d->jobs;
 	pid_t pid;
 	int status;
 
@@ -352,35 +360,35 @@ void jobs_reap(struct daemon *d)
 
 			if (j->pid != pid)
 				continue;
-			l = &d->late[j->late];
+			l = &J->late->v[j->late];
 			if (read(j->result_fd, &rc, sizeof(rc)) != sizeof(rc))
 				rc = -EIO;
 			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
 				l->queue = "done";
-				d->counters[EA_CNT_JOBS_DONE]++;
-				log_full(&d->log, LOG_INFO, l->rule, l->path, 0, "realigned");
+				J->report->counters[EA_CNT_JOBS_DONE]++;
+				log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0,
+					 "realigned");
 			} else if (rc == EA_REALIGN_CANCELLED) {
 				l->queue = "queued";
-				jobs_queue(d, j->late);
+				jobs_queue(J, j->late);
 			} else {
 				l->queue = rc == EA_REALIGN_SKIPPED	  ? "skipped"
 					   : rc == EA_REALIGN_UNSUPPORTED ? "unsupported"
 									  : "failed";
-				d->counters[EA_CNT_JOBS_FAILED]++;
-				log_full(&d->log, LOG_NOTICE, l->rule, l->path, rc < 0 ? rc : 0,
-					 "realignment %s", l->queue);
+				J->report->counters[EA_CNT_JOBS_FAILED]++;
+				log_full(&J->report->log, LOG_NOTICE, l->rule, l->path,
+					 rc < 0 ? rc : 0, "realignment %s", l->queue);
 			}
 			job_close(j);
 			*j = J->run[--J->n_run];
-			d->state_dirty = true;
+			J->report->dirty = true;
 			break;
 		}
 	}
 }
 
-void jobs_stop_all(struct daemon *d)
+void jobs_stop_all(struct jobs *J)
 {
-	struct jobs *J = d->jobs;
 
 	if (!J)
 		return;
@@ -392,18 +400,17 @@ void jobs_stop_all(struct daemon *d)
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
-		jobs_reap(d);
+		jobs_reap(J);
 	}
 	for (size_t i = 0; i < J->n_run; i++)
 		kill(J->run[i].pid, SIGKILL); /* the library survives a kill at any point */
 }
 
-bool jobs_running_on(const struct daemon *d, struct file_id id)
+bool jobs_running_on(const struct jobs *J, struct file_id id)
 {
-	const struct jobs *J = d->jobs;
 
 	for (size_t i = 0; J && i < J->n_run; i++) {
-		const struct late_file *l = &d->late[J->run[i].late];
+		const struct late_file *l = &J->late->v[J->run[i].late];
 
 		if (l->id.dev == id.dev && l->id.ino == id.ino)
 			return true;
@@ -411,30 +418,24 @@ bool jobs_running_on(const struct daemon *d, struct file_id id)
 	return false;
 }
 
-uint64_t jobs_poll_usec(const struct daemon *d)
+enum jobs_tick jobs_tick(struct jobs *J)
 {
-	return d->jobs && d->jobs->n_queue ? d->policy->daemon.idle_poll_usec : 0;
-}
-
-void jobs_tick(struct daemon *d)
-{
-	const struct ea_daemon_conf *c = &d->policy->daemon;
-	struct jobs *J = d->jobs;
+	const struct ea_daemon_conf *c = &J->policy->daemon;
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
 	bool idle, scan_due;
 
-	if (!J || now < J->next_poll)
-		return;
+	if (now < J->next_poll)
+		return JOBS_WAIT;
 	/* The first scan runs at the first idle moment: files that were
 	 * misaligned before the daemon came are what realign = yes is for. */
 	if (!J->next_scan)
 		J->next_scan = now;
-	scan_due = c->realign && !d->no_realign && now >= J->next_scan;
+	scan_due = c->realign && !J->no_realign && now >= J->next_scan;
 	if (!J->n_queue && !J->n_run && !scan_due)
-		return;
+		return JOBS_WAIT;
 	J->next_poll = now + (c->idle_poll_usec ? c->idle_poll_usec : 1000000);
 
-	idle = c->realign && !d->no_realign && in_window(d) &&
+	idle = c->realign && !J->no_realign && in_window(J) &&
 	       io_pressure() <= c->idle_io_pressure && load_per_cpu() <= c->idle_cpu_load;
 	/* Disk busy-ness is judged per disk when a job would start there: a
 	 * running job makes its own disk busy and must not stop itself. */
@@ -442,19 +443,26 @@ void jobs_tick(struct daemon *d)
 		J->idle_since = 0;
 		for (size_t i = 0; i < J->n_run; i++)
 			closep(&J->run[i].cancel_fd);
-		return;
+		return JOBS_WAIT;
 	}
 	if (!J->idle_since)
 		J->idle_since = now;
 	if (now - J->idle_since < c->idle_time_usec)
-		return;
+		return JOBS_WAIT;
 	if (scan_due) {
 		J->next_scan = now + c->realign_scan_interval_usec;
-		apply_realign_scan(d);
+		return JOBS_IDLE_SCAN;
 	}
+	return JOBS_IDLE;
+}
+
+void jobs_start(struct jobs *J)
+{
+	const struct ea_daemon_conf *c = &J->policy->daemon;
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
 
 	for (size_t qi = 0; qi < J->n_queue;) {
-		const struct late_file *l = &d->late[J->queue[qi]];
+		const struct late_file *l = &J->late->v[J->queue[qi]];
 		dev_t disk = whole_disk(l->id.dev);
 		struct disk_sample *s = disk_sample(J, disk, now);
 
@@ -462,8 +470,8 @@ void jobs_tick(struct daemon *d)
 			qi++;
 			continue;
 		}
-		job_start(d, qi, disk); /* removes queue[qi] on success */
-		if (qi < J->n_queue && &d->late[J->queue[qi]] == l)
+		job_start(J, qi, disk); /* removes queue[qi] on success */
+		if (qi < J->n_queue && &J->late->v[J->queue[qi]] == l)
 			qi++;
 	}
 }

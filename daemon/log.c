@@ -11,9 +11,10 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <syslog.h>
+#include <time.h>
 #include <systemd/sd-journal.h>
 
-#include "extalignd.h"
+#include "util.h"
 #include "extalign/macro.h"
 
 /* JOURNAL_STREAM is "dev:ino" of the stream systemd connected to stderr.  It
@@ -91,4 +92,48 @@ void log_full(const struct ealog *l, int prio, const char *rule, const char *pat
 		err ? strerror(-err) : "");
 out:
 	errno = saved;
+}
+
+void report_error(struct report *rep, const char *rule, const char *path, int err, const char *fmt,
+		  ...)
+{
+	struct ea_state_error *e = &rep->errors[rep->n_errors_total % ERROR_RING];
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	log_full(&rep->log, LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+
+	rep->counters[EA_CNT_ERRORS]++;
+	rep->dirty = true;
+	free(e->rule);
+	free(e->path);
+	free(e->msg);
+	*e = (struct ea_state_error){
+		.usec = now_usec(CLOCK_REALTIME),
+		.err = -err,
+		.rule = rule ? strdup(rule) : NULL,
+		.path = path ? strdup(path) : NULL,
+		.msg = TAKE_PTR(msg),
+	};
+	rep->n_errors_total++;
+}
+
+void report_count(struct report *rep, enum ea_state_counter c)
+{
+	rep->counters[c]++;
+	rep->dirty = true;
+}
+
+void report_free(struct report *rep)
+{
+	for (size_t i = 0; i < ERROR_RING; i++) {
+		free(rep->errors[i].rule);
+		free(rep->errors[i].path);
+		free(rep->errors[i].msg);
+		rep->errors[i] = (struct ea_state_error){ 0 };
+	}
 }

@@ -3,6 +3,14 @@
  * extalignd: the event loop.  One thread, one epoll: the fanotify (or
  * inotify) descriptor, a signalfd for SIGTERM/SIGINT/SIGHUP/SIGCHLD and a
  * timerfd for the watchdog, the state file and the realignment jobs.
+ *
+ * main owns the loop and wires the parts, whose data flows one way:
+ *	watch  kernel events -> "a new name in this directory"
+ *	apply  name -> rule -> hint set, inheritance noted, or a late file
+ *	jobs   late files -> realigned at idle time
+ * None of them calls another; what one needs of another is a hook set here.
+ * Everything the daemon knows lives in one struct daemon; there is no
+ * global state (signals arrive on a signalfd).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -20,7 +28,11 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-#include "extalignd.h"
+#include "apply.h"
+#include "jobs.h"
+#include "late.h"
+#include "util.h"
+#include "watch.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 
@@ -37,41 +49,30 @@
 
 enum { EV_FANOTIFY = 1, EV_INOTIFY, EV_SIGNAL, EV_TIMER };
 
-uint64_t now_usec(int clock)
-{
-	struct timespec ts;
+struct daemon {
+	/* options */
+	const char *config;
+	const char *config_dir; /* NULL: none with --config, default otherwise */
+	const char *state_dir;
+	bool no_realign;
 
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
+	struct report report;
+	struct ea_policy *policy;
+	struct watch watch;
+	struct apply apply;
+	struct late_list late;
+	struct jobs *jobs;
 
-void daemon_error(struct daemon *d, const char *rule, const char *path, int err, const char *fmt,
-		  ...)
-{
-	struct ea_state_error *e = &d->errors[d->n_errors_total % ERROR_RING];
-	_cleanup_free_ char *msg = NULL;
-	va_list ap;
+	int epoll_fd, signal_fd, timer_fd;
+	int state_dir_fd;
 
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	log_full(&d->log, LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+	uint64_t start_realtime_usec;
+	uint64_t watchdog_usec;
+	uint64_t last_state_usec; /* monotonic */
+	const char *phase;
+};
 
-	d->counters[EA_CNT_ERRORS]++;
-	d->state_dirty = true;
-	free(e->rule);
-	free(e->path);
-	free(e->msg);
-	*e = (struct ea_state_error){
-		.usec = now_usec(CLOCK_REALTIME),
-		.err = -err,
-		.rule = rule ? strdup(rule) : NULL,
-		.path = path ? strdup(path) : NULL,
-		.msg = TAKE_PTR(msg),
-	};
-	d->n_errors_total++;
-}
+#define log_msg(d, prio, ...) report_log(&(d)->report, prio, __VA_ARGS__)
 
 static unsigned count_diag_errors(const struct ea_diags *diags)
 {
@@ -94,10 +95,10 @@ static void log_diags(struct daemon *d, const struct ea_diags *diags)
 		const struct ea_diag *g = &diags->items[i];
 
 		if (g->line)
-			log_full(&d->log, LOG_ERR, NULL, g->file, 0, "line %u: %s", g->line,
+			log_full(&d->report.log, LOG_ERR, NULL, g->file, 0, "line %u: %s", g->line,
 				 g->msg);
 		else
-			log_full(&d->log, LOG_ERR, NULL, g->file, 0, "%s", g->msg);
+			log_full(&d->report.log, LOG_ERR, NULL, g->file, 0, "%s", g->msg);
 	}
 }
 
@@ -105,25 +106,25 @@ static void set_policy(struct daemon *d, struct ea_policy *p)
 {
 	ea_policy_free(d->policy);
 	d->policy = p;
-	d->project_rules = false;
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].kind == EA_RULE_PROJECT)
-			d->project_rules = true;
+	d->watch.policy = p;
+	apply_set_policy(&d->apply, p);
+	if (d->jobs)
+		jobs_set_policy(d->jobs, p);
 }
 
 static const char *watcher_name(const struct daemon *d)
 {
-	return d->backend == EA_WATCH_INOTIFY ? "inotify" : "fanotify";
+	return d->watch.backend == EA_WATCH_INOTIFY ? "inotify" : "fanotify";
 }
 
-void daemon_notify_status(struct daemon *d)
+static void daemon_notify_status(struct daemon *d)
 {
-	const uint64_t *c = d->counters;
+	const uint64_t *c = d->report.counters;
 
 	sd_notifyf(0,
 		   "STATUS=%s: %zu rules, %zu filesystems (%s), %" PRIu64 " hinted, %" PRIu64
 		   " inherited, %" PRIu64 " late, %" PRIu64 " unsupported, %" PRIu64 " errors",
-		   d->phase, d->policy ? d->policy->n_rules : 0, d->n_marks, watcher_name(d),
+		   d->phase, d->policy ? d->policy->n_rules : 0, d->watch.n_marks, watcher_name(d),
 		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_INHERIT],
 		   c[EA_CNT_FILES_INHERITED] + c[EA_CNT_DIRS_INHERITED], c[EA_CNT_FILES_LATE],
 		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS]);
@@ -143,25 +144,28 @@ static int state_write(struct daemon *d)
 
 	if (d->state_dir_fd < 0)
 		return 0;
-	memcpy(s.counters, d->counters, sizeof(s.counters));
+	memcpy(s.counters, d->report.counters, sizeof(s.counters));
 	s.config = strdup(d->config ? d->config : EA_POLICY_CONF);
 	s.watcher = strdup(watcher_name(d));
 	s.phase = strdup(d->phase);
 	if (!s.config || !s.watcher || !s.phase)
 		r = -ENOMEM;
-	for (size_t i = 0; !r && i < d->n_marks; i++)
-		r = ea_state_add_mark(&s, d->marks[i].path, d->marks[i].fstype, d->marks[i].how);
+	for (size_t i = 0; !r && i < d->watch.n_marks; i++) {
+		const struct fsmark *m = &d->watch.marks[i];
+
+		r = ea_state_add_mark(&s, m->path, m->fstype, m->how);
+	}
 	/* The ring from oldest to newest. */
-	n = d->n_errors_total < ERROR_RING ? d->n_errors_total : ERROR_RING;
-	first = d->n_errors_total - n;
-	for (size_t i = first; !r && i < d->n_errors_total; i++) {
-		const struct ea_state_error *e = &d->errors[i % ERROR_RING];
+	n = d->report.n_errors_total < ERROR_RING ? d->report.n_errors_total : ERROR_RING;
+	first = d->report.n_errors_total - n;
+	for (size_t i = first; !r && i < d->report.n_errors_total; i++) {
+		const struct ea_state_error *e = &d->report.errors[i % ERROR_RING];
 
 		r = ea_state_add_error(&s, e->usec, e->err, e->rule, e->path, e->msg);
 	}
-	first = d->n_late > STATE_LATE_MAX ? d->n_late - STATE_LATE_MAX : 0;
-	for (size_t i = first; !r && i < d->n_late; i++) {
-		const struct late_file *l = &d->late[i];
+	first = d->late.n > STATE_LATE_MAX ? d->late.n - STATE_LATE_MAX : 0;
+	for (size_t i = first; !r && i < d->late.n; i++) {
+		const struct late_file *l = &d->late.v[i];
 
 		r = ea_state_add_late(&s, l->usec, l->rule, l->path, l->queue);
 	}
@@ -169,7 +173,7 @@ static int state_write(struct daemon *d)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
 	ea_state_free(&s);
 	if (r < 0)
-		log_full(&d->log, LOG_WARNING, NULL, d->state_dir, r,
+		log_full(&d->report.log, LOG_WARNING, NULL, d->state_dir, r,
 			 "cannot write the state file");
 	return r;
 }
@@ -179,7 +183,7 @@ static void publish(struct daemon *d)
 {
 	state_write(d);
 	daemon_notify_status(d);
-	d->state_dirty = false;
+	d->report.dirty = false;
 	d->last_state_usec = now_usec(CLOCK_MONOTONIC);
 }
 
@@ -198,9 +202,9 @@ static void reload(struct daemon *d)
 
 		log_diags(d, &diags);
 		ea_diags_free(&diags);
-		daemon_error(d, NULL, d->config ? d->config : EA_POLICY_CONF, r,
+		report_error(&d->report, NULL, d->config ? d->config : EA_POLICY_CONF, r,
 			     "new configuration has %u errors, keeping the old rules", n);
-		d->counters[EA_CNT_RELOAD_FAILURES]++;
+		d->report.counters[EA_CNT_RELOAD_FAILURES]++;
 		d->phase = "running";
 		publish(d);
 		/* After publish(): this STATUS= is the one a watcher should see. */
@@ -211,11 +215,11 @@ static void reload(struct daemon *d)
 	}
 	ea_diags_free(&diags);
 	set_policy(d, p);
-	watch_setup(d);
-	watch_prune(d);
+	watch_setup(&d->watch);
+	watch_prune(&d->watch);
 	/* New rules may cover directories that exist already. */
-	apply_rescan(d, false);
-	d->counters[EA_CNT_RELOADS]++;
+	apply_rescan(&d->apply, false);
+	d->report.counters[EA_CNT_RELOADS]++;
 	d->phase = "running";
 	log_msg(d, LOG_INFO, "configuration reloaded: %zu rules", p->n_rules);
 	publish(d);
@@ -267,8 +271,17 @@ static void tick(struct daemon *d)
 	/* Every tick is far below any sane WatchdogSec=: ping each time. */
 	if (d->watchdog_usec)
 		sd_notify(0, "WATCHDOG=1");
-	jobs_tick(d);
-	if (d->state_dirty && now - d->last_state_usec >= STATE_MIN_INTERVAL_USEC)
+	switch (jobs_tick(d->jobs)) {
+	case JOBS_IDLE_SCAN:
+		apply_realign_scan(&d->apply);
+		/* fall through */
+	case JOBS_IDLE:
+		jobs_start(d->jobs);
+		break;
+	case JOBS_WAIT:
+		break;
+	}
+	if (d->report.dirty && now - d->last_state_usec >= STATE_MIN_INTERVAL_USEC)
 		publish(d);
 }
 
@@ -288,7 +301,7 @@ static bool on_signal(struct daemon *d)
 			reload(d);
 			break;
 		case SIGCHLD:
-			jobs_reap(d);
+			jobs_reap(d->jobs);
 			break;
 		}
 	}
@@ -311,10 +324,10 @@ static int run(struct daemon *d)
 
 			switch (evs[i].data.u64) {
 			case EV_FANOTIFY:
-				r = watch_fanotify_read(d);
+				r = watch_fanotify_read(&d->watch);
 				break;
 			case EV_INOTIFY:
-				r = watch_inotify_read(d);
+				r = watch_inotify_read(&d->watch);
 				break;
 			case EV_TIMER:
 				tick(d);
@@ -325,13 +338,68 @@ static int run(struct daemon *d)
 				break;
 			}
 			if (r < 0)
-				daemon_error(d, NULL, NULL, r, "reading events failed");
+				report_error(&d->report, NULL, NULL, r, "reading events failed");
 		}
-		if (d->rescan_pending) {
-			d->rescan_pending = false;
-			apply_rescan(d, true);
+		if (d->watch.rescan_pending) {
+			d->watch.rescan_pending = false;
+			apply_rescan(&d->apply, true);
 		}
 	}
+}
+
+/* ---- the wiring: each part's hooks, answered by the part that knows ---- */
+
+static void on_name(void *userdata, const struct new_name *n)
+{
+	struct daemon *d = userdata;
+
+	apply_name(&d->apply, n);
+}
+
+static bool file_busy(void *userdata, struct file_id id)
+{
+	struct daemon *d = userdata;
+
+	return jobs_running_on(d->jobs, id);
+}
+
+static void dir_seen(void *userdata, int dirfd, const char *path)
+{
+	struct daemon *d = userdata;
+
+	watch_inotify_add_tree(&d->watch, dirfd, path);
+}
+
+static void late_listed(void *userdata, size_t index)
+{
+	struct daemon *d = userdata;
+
+	jobs_queue(d->jobs, index);
+}
+
+static const struct fsmark *fs_of(void *userdata, dev_t dev)
+{
+	struct daemon *d = userdata;
+
+	return watch_find_dev(&d->watch, dev);
+}
+
+static void wire(struct daemon *d)
+{
+	d->watch.report = &d->report;
+	d->watch.on_name = on_name;
+	d->watch.userdata = d;
+	d->apply.report = &d->report;
+	d->apply.late = &d->late;
+	d->apply.no_realign = d->no_realign;
+	d->apply.start_realtime_usec = d->start_realtime_usec;
+	d->apply.hooks = (struct apply_hooks){
+		.userdata = d,
+		.busy = file_busy,
+		.dir_seen = dir_seen,
+		.late_listed = late_listed,
+		.fs_of = fs_of,
+	};
 }
 
 static void usage(FILE *out)
@@ -354,18 +422,15 @@ static void usage(FILE *out)
 
 static void daemon_free(struct daemon *d)
 {
-	jobs_free(d);
-	watch_teardown(d);
-	late_free(d);
-	for (size_t i = 0; i < ERROR_RING; i++) {
-		free(d->errors[i].rule);
-		free(d->errors[i].path);
-		free(d->errors[i].msg);
-	}
+	jobs_free(d->jobs);
+	d->jobs = NULL;
+	watch_teardown(&d->watch);
+	late_free(&d->late);
+	report_free(&d->report);
 	ea_policy_free(d->policy);
 	d->policy = NULL;
-	closep(&d->fan_fd);
-	closep(&d->ino_fd);
+	closep(&d->watch.fan_fd);
+	closep(&d->watch.ino_fd);
 	closep(&d->epoll_fd);
 	closep(&d->signal_fd);
 	closep(&d->timer_fd);
@@ -413,8 +478,7 @@ int main(int argc, char **argv)
 		.epoll_fd = -1,
 		.signal_fd = -1,
 		.timer_fd = -1,
-		.fan_fd = -1,
-		.ino_fd = -1,
+		.watch = { .fan_fd = -1, .ino_fd = -1 },
 		.state_dir_fd = -1,
 		.phase = "starting",
 	};
@@ -445,7 +509,7 @@ int main(int argc, char **argv)
 				fprintf(stderr, "extalignd: --watch: auto, fanotify or inotify\n");
 				return 2;
 			}
-			d.force_watch = optarg;
+			d.watch.force_watch = optarg;
 			break;
 		case OPT_LOG:
 			log_target = optarg;
@@ -480,13 +544,14 @@ int main(int argc, char **argv)
 		if (config_abs)
 			d.config = config_abs;
 	}
-	log_setup(&d.log, log_target, verbose);
+	log_setup(&d.report.log, log_target, verbose);
 	d.start_realtime_usec = now_usec(CLOCK_REALTIME);
+	wire(&d);
 
 	r = policy_load(&d, &p, &diags);
 	if (r < 0) {
 		log_diags(&d, &diags);
-		log_full(&d.log, LOG_ERR, NULL, d.config ? d.config : EA_POLICY_CONF, r,
+		log_full(&d.report.log, LOG_ERR, NULL, d.config ? d.config : EA_POLICY_CONF, r,
 			 "configuration has %u errors, not starting", count_diag_errors(&diags));
 		ea_diags_free(&diags);
 		return 1;
@@ -502,16 +567,19 @@ int main(int argc, char **argv)
 	raise_nofile();
 	r = setup_loop(&d, &mask);
 	if (r < 0) {
-		log_full(&d.log, LOG_ERR, NULL, NULL, r, "cannot set up the event loop");
+		log_full(&d.report.log, LOG_ERR, NULL, NULL, r, "cannot set up the event loop");
 		goto out;
 	}
 	r = open_state_dir(&d);
 	if (r < 0)
-		log_full(&d.log, LOG_WARNING, NULL, d.state_dir, r,
+		log_full(&d.report.log, LOG_WARNING, NULL, d.state_dir, r,
 			 "no state file: extalign status will not see this daemon");
-	r = jobs_new(&d);
-	if (r < 0)
+	d.jobs = jobs_new(&d.late, &d.report, d.no_realign);
+	if (!d.jobs) {
+		r = -ENOMEM;
 		goto out;
+	}
+	jobs_set_policy(d.jobs, d.policy);
 	if (!d.no_realign) {
 		unsigned removed = 0;
 
@@ -519,19 +587,20 @@ int main(int argc, char **argv)
 		 * named copy behind; the engine's records say where. */
 		r = ea_realign_cleanup(NULL, &removed);
 		if (r < 0)
-			log_full(&d.log, LOG_WARNING, NULL, EA_REALIGN_STATE_DIR, r,
+			log_full(&d.report.log, LOG_WARNING, NULL, EA_REALIGN_STATE_DIR, r,
 				 "cannot clean up after interrupted realignment jobs");
 		else if (removed)
 			log_msg(&d, LOG_NOTICE,
 				"removed %u leftovers of interrupted realignment jobs", removed);
 	}
-	r = watch_setup(&d);
-	if (d.fan_fd < 0 && d.ino_fd < 0)
+	r = watch_setup(&d.watch);
+	if (d.watch.fan_fd < 0 && d.watch.ino_fd < 0)
 		goto out; /* not watching anything at all: systemd should know */
-	if (d.fan_fd >= 0)
-		epoll_add(d.epoll_fd, d.fan_fd, EV_FANOTIFY);
-	if (d.ino_fd >= 0)
-		epoll_add(d.epoll_fd, d.ino_fd, EV_INOTIFY);
+	d.apply.inotify = d.watch.backend == EA_WATCH_INOTIFY;
+	if (d.watch.fan_fd >= 0)
+		epoll_add(d.epoll_fd, d.watch.fan_fd, EV_FANOTIFY);
+	if (d.watch.ino_fd >= 0)
+		epoll_add(d.epoll_fd, d.watch.ino_fd, EV_INOTIFY);
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
 
@@ -541,23 +610,23 @@ int main(int argc, char **argv)
 	 * of possibly large trees (no start timeout); inotify watches are
 	 * added by the scan itself.
 	 */
-	if (d.backend == EA_WATCH_FANOTIFY) {
+	if (d.watch.backend == EA_WATCH_FANOTIFY) {
 		d.phase = "scanning";
 		publish(&d);
 		sd_notify(0, "READY=1");
 	}
-	apply_rescan(&d, false);
+	apply_rescan(&d.apply, false);
 	d.phase = "running";
-	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.n_marks,
+	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.watch.n_marks,
 		watcher_name(&d), d.policy->n_rules);
 	publish(&d);
-	if (d.backend == EA_WATCH_INOTIFY)
+	if (d.watch.backend == EA_WATCH_INOTIFY)
 		sd_notify(0, "READY=1");
 
 	r = run(&d);
 	sd_notify(0, "STOPPING=1");
 	d.phase = "stopping";
-	jobs_stop_all(&d);
+	jobs_stop_all(d.jobs);
 	publish(&d);
 	log_msg(&d, LOG_INFO, "stopped");
 out:
