@@ -116,6 +116,38 @@ static void list_late(struct apply *a, const struct stat *st, const struct ea_ru
 		a->hooks.late_listed(a->hooks.userdata, index);
 }
 
+/*
+ * LOG_WARNING the first time a filesystem (and rule) cannot take hints,
+ * LOG_DEBUG after that: one file tells the admin, a thousand bury the log.
+ * Kept across reloads: a reload changes no kernel.
+ */
+static int warn_once(struct apply *a, dev_t dev, const char *rule)
+{
+	struct warned *v;
+
+	for (size_t i = 0; i < a->n_warned; i++)
+		if (a->warned[i].dev == dev && !strcmp(a->warned[i].rule, rule ? rule : ""))
+			return LOG_DEBUG;
+	v = realloc(a->warned, (a->n_warned + 1) * sizeof(*v));
+	if (!v)
+		return LOG_WARNING;
+	a->warned = v;
+	v[a->n_warned].dev = dev;
+	v[a->n_warned].rule = strdup(rule ? rule : "");
+	if (v[a->n_warned].rule)
+		a->n_warned++;
+	return LOG_WARNING;
+}
+
+void apply_free(struct apply *a)
+{
+	for (size_t i = 0; i < a->n_warned; i++)
+		free(a->warned[i].rule);
+	free(a->warned);
+	a->warned = NULL;
+	a->n_warned = 0;
+}
+
 void apply_set_policy(struct apply *a, const struct ea_policy *p)
 {
 	a->policy = p;
@@ -149,6 +181,8 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 		     const struct stat *st, const char *path, enum origin o)
 {
 	bool is_dir = S_ISDIR(st->st_mode);
+	/* A walk after the first one meets what was counted already. */
+	bool count = o != ORIGIN_SCAN || !a->rescanning;
 	const struct ea_rule *rule = NULL;
 	struct fsxattr fsx;
 	struct ea_hint h;
@@ -158,8 +192,9 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 	r = ea_fsx_get(fd, &fsx);
 	if (r < 0) {
 		if (r == -ENOTTY || r == -EOPNOTSUPP || r == -EINVAL) {
-			report_count(a->report, EA_CNT_UNSUPPORTED);
-			log_full(&a->report->log, LOG_WARNING, NULL, path, r,
+			if (count)
+				report_count(a->report, EA_CNT_UNSUPPORTED);
+			log_full(&a->report->log, warn_once(a, st->st_dev, NULL), NULL, path, r,
 				 "filesystem has no fsxattr, no hint possible");
 		} else {
 			report_error(a->report, NULL, path, r, "cannot read the file's attributes");
@@ -189,7 +224,9 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 
 	if (has_hint(&fsx, is_dir, &h)) {
 		/* The kernel gave it the hint at creation: the race-free path. */
-		a->report->counters[is_dir ? EA_CNT_DIRS_INHERITED : EA_CNT_FILES_INHERITED]++;
+		if (count)
+			report_count(a->report,
+				     is_dir ? EA_CNT_DIRS_INHERITED : EA_CNT_FILES_INHERITED);
 		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint already in place");
 		goto descend;
 	}
@@ -228,8 +265,9 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 		a->report->counters[is_dir ? EA_CNT_DIRS_INHERIT : EA_CNT_FILES_HINTED]++;
 		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint set");
 	} else if (r == -EOPNOTSUPP) {
-		a->report->counters[EA_CNT_UNSUPPORTED]++;
-		log_full(&a->report->log, LOG_WARNING, rule->name, path, 0,
+		if (count)
+			report_count(a->report, EA_CNT_UNSUPPORTED);
+		log_full(&a->report->log, warn_once(a, st->st_dev, rule->name), rule->name, path, 0,
 			 "unsupported: the %s kernel accepted the hint but kept nothing%s",
 			 fs ? fs->fstype : "filesystem's",
 			 dropped & EA_DROPPED_FORCEALIGN ? " (forcealign)" : "");
@@ -421,6 +459,8 @@ void apply_rescan(struct apply *a, bool overflow)
 {
 	const struct ea_policy *p = a->policy;
 
+	a->rescanning = a->scanned_once;
+
 	for (size_t i = 0; i < p->n_watch; i++) {
 		_cleanup_close_ int fd = open_tree(p->watch[i].path, O_RDONLY);
 		const struct fsmark *fs;
@@ -440,9 +480,10 @@ void apply_rescan(struct apply *a, bool overflow)
 		if (!walk_tree(a, fs, fd, p->watch[i].path, ORIGIN_SCAN))
 			break;
 	}
-	if (overflow) {
+	if (overflow)
 		report_count(a->report, EA_CNT_RESCANS);
-	}
+	a->scanned_once = true;
+	a->rescanning = false;
 }
 
 /*

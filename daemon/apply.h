@@ -29,6 +29,12 @@ struct apply_hooks {
 	const struct fsmark *(*fs_of)(void *userdata, dev_t dev);
 };
 
+/* A filesystem (and rule, "" for none) already warned about. */
+struct warned {
+	dev_t dev;
+	char *rule;
+};
+
 struct apply {
 	const struct ea_policy *policy; /* apply_set_policy() */
 	bool project_rules;		/* any project rule: no cheap path filter then */
@@ -38,9 +44,15 @@ struct apply {
 	struct report *report;
 	struct late_list *late;
 	struct apply_hooks hooks;
+
+	bool scanned_once; /* the start-up scan is done */
+	bool rescanning;   /* a later walk: counts nothing a first one counted */
+	struct warned *warned;
+	size_t n_warned;
 };
 
 void apply_set_policy(struct apply *a, const struct ea_policy *p);
+void apply_free(struct apply *a);
 /* A name watch reported. */
 void apply_name(struct apply *a, const struct new_name *n);
 /* Walk every watched tree (after an overflow, at start, after reload). */

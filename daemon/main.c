@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -40,6 +41,9 @@
 #define EXTALIGN_VERSION "unknown"
 #endif
 
+/* systemd's StateDirectory=extalign, when not run by systemd. */
+#define EA_PERSISTENT_DIR "/var/lib/extalign"
+
 /* How often the loop wakes without events: state file, STATUS=, jobs. */
 #define TICK_USEC 200000ULL
 /* The state file and STATUS= are rewritten at most this often. */
@@ -54,6 +58,7 @@ struct daemon {
 	const char *config;
 	const char *config_dir; /* NULL: none with --config, default otherwise */
 	const char *state_dir;
+	const char *persistent_dir; /* what must survive a reboot: the late list */
 	bool no_realign;
 
 	struct report report;
@@ -65,6 +70,7 @@ struct daemon {
 
 	int epoll_fd, signal_fd, timer_fd;
 	int state_dir_fd;
+	int persistent_dir_fd;
 
 	uint64_t start_realtime_usec;
 	uint64_t watchdog_usec;
@@ -410,6 +416,8 @@ static void usage(FILE *out)
 	      "      --config-dir DIR   drop-in directory to read as well\n"
 	      "  -f, --foreground       stay in the foreground (extalignd never forks)\n"
 	      "      --state-dir DIR    where the state file goes (" EA_STATE_DIR ")\n"
+	      "      --persistent-dir DIR  where the late list is kept across restarts\n"
+	      "                         ($STATE_DIRECTORY, else " EA_PERSISTENT_DIR ")\n"
 	      "      --watch BACKEND    auto, fanotify or inotify (overrides [daemon] watch)\n"
 	      "      --log-target T     auto, journal or stderr\n"
 	      "      --no-realign       list late files but never rewrite them\n"
@@ -426,6 +434,7 @@ static void daemon_free(struct daemon *d)
 	d->jobs = NULL;
 	watch_teardown(&d->watch);
 	late_free(&d->late);
+	apply_free(&d->apply);
 	report_free(&d->report);
 	ea_policy_free(d->policy);
 	d->policy = NULL;
@@ -435,14 +444,61 @@ static void daemon_free(struct daemon *d)
 	closep(&d->signal_fd);
 	closep(&d->timer_fd);
 	closep(&d->state_dir_fd);
+	closep(&d->persistent_dir_fd);
 }
 
-static int open_state_dir(struct daemon *d)
+/*
+ * One daemon per directory: two would overwrite each other's state file and
+ * late list, and race on every new file.  The lock is on the directory
+ * itself (flock() works on a directory's descriptor), so there is no lock
+ * file to leave behind, and the kernel drops it when the daemon dies.
+ */
+static int lock_dir(struct daemon *d, int fd, const char *path)
 {
-	if (mkdir(d->state_dir, 0755) < 0 && errno != EEXIST)
+	struct ea_state s = { 0 };
+
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK)
 		return negative_errno();
-	d->state_dir_fd = open_tree(d->state_dir, O_RDONLY);
-	return d->state_dir_fd < 0 ? d->state_dir_fd : 0;
+	/* The holder's pid, from its state file when it is there. */
+	if (d->state_dir_fd >= 0 &&
+	    ea_state_read_at(d->state_dir_fd, EA_STATE_FILE, &s, NULL) == 0 && s.pid > 0)
+		log_full(&d->report.log, LOG_ERR, NULL, NULL, 0,
+			 "another extalignd (pid %d) is using %s, not starting", (int)s.pid, path);
+	else
+		log_full(&d->report.log, LOG_ERR, NULL, NULL, 0,
+			 "another extalignd is using %s, not starting", path);
+	ea_state_free(&s);
+	return -EBUSY;
+}
+
+static int open_dir(const char *path, mode_t mode, int *ret)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return negative_errno();
+	*ret = open_tree(path, O_RDONLY);
+	return *ret < 0 ? *ret : 0;
+}
+
+/* -EBUSY when another daemon has one of them; other errors only cost a feature. */
+static int open_state_dirs(struct daemon *d)
+{
+	int r;
+
+	r = open_dir(d->state_dir, 0755, &d->state_dir_fd);
+	if (r < 0)
+		log_full(&d->report.log, LOG_WARNING, NULL, d->state_dir, r,
+			 "no state file: extalign status will not see this daemon");
+	else if (lock_dir(d, d->state_dir_fd, d->state_dir) == -EBUSY)
+		return -EBUSY;
+	r = open_dir(d->persistent_dir, 0700, &d->persistent_dir_fd);
+	if (r < 0)
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
+			 "the late list will not survive a restart");
+	else if (lock_dir(d, d->persistent_dir_fd, d->persistent_dir) == -EBUSY)
+		return -EBUSY;
+	return 0;
 }
 
 /* One fd per inotify watch and per filesystem: use all we may have. */
@@ -458,12 +514,21 @@ static void raise_nofile(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CONFIG_DIR = 256, OPT_STATE_DIR, OPT_WATCH, OPT_LOG, OPT_NO_REALIGN, OPT_CHECK };
+	enum {
+		OPT_CONFIG_DIR = 256,
+		OPT_STATE_DIR,
+		OPT_PERSISTENT_DIR,
+		OPT_WATCH,
+		OPT_LOG,
+		OPT_NO_REALIGN,
+		OPT_CHECK,
+	};
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "persistent-dir", required_argument, NULL, OPT_PERSISTENT_DIR },
 		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "log-target", required_argument, NULL, OPT_LOG },
 		{ "no-realign", no_argument, NULL, OPT_NO_REALIGN },
@@ -480,11 +545,12 @@ int main(int argc, char **argv)
 		.timer_fd = -1,
 		.watch = { .fan_fd = -1, .ino_fd = -1 },
 		.state_dir_fd = -1,
+		.persistent_dir_fd = -1,
 		.phase = "starting",
 	};
 	struct ea_diags diags = EA_DIAGS_INIT;
 	struct ea_policy *p = NULL;
-	_cleanup_free_ char *config_abs = NULL;
+	_cleanup_free_ char *config_abs = NULL, *persistent_env = NULL;
 	const char *log_target = NULL;
 	bool verbose = false, check = false;
 	sigset_t mask;
@@ -503,6 +569,9 @@ int main(int argc, char **argv)
 		case OPT_STATE_DIR:
 			d.state_dir = optarg;
 			break;
+		case OPT_PERSISTENT_DIR:
+			d.persistent_dir = optarg;
+			break;
 		case OPT_WATCH:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "fanotify") &&
 			    strcmp(optarg, "inotify")) {
@@ -512,6 +581,12 @@ int main(int argc, char **argv)
 			d.watch.force_watch = optarg;
 			break;
 		case OPT_LOG:
+			if (!log_target_valid(optarg)) {
+				fprintf(stderr,
+					"extalignd: --log-target: '%s': auto, journal or stderr\n",
+					optarg);
+				return 2;
+			}
 			log_target = optarg;
 			break;
 		case OPT_NO_REALIGN:
@@ -537,6 +612,17 @@ int main(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "extalignd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
+	}
+	if (!d.persistent_dir) {
+		/* systemd's StateDirectory=; the first when it names several. */
+		const char *e = getenv("STATE_DIRECTORY");
+
+		if (e && e[0] == '/') {
+			persistent_env = strndup(e, strcspn(e, ":"));
+			d.persistent_dir = persistent_env;
+		}
+		if (!d.persistent_dir)
+			d.persistent_dir = EA_PERSISTENT_DIR;
 	}
 	/* Absolute, so that status shows something usable from anywhere. */
 	if (d.config && d.config[0] != '/') {
@@ -570,10 +656,9 @@ int main(int argc, char **argv)
 		log_full(&d.report.log, LOG_ERR, NULL, NULL, r, "cannot set up the event loop");
 		goto out;
 	}
-	r = open_state_dir(&d);
+	r = open_state_dirs(&d);
 	if (r < 0)
-		log_full(&d.report.log, LOG_WARNING, NULL, d.state_dir, r,
-			 "no state file: extalign status will not see this daemon");
+		goto out;
 	d.jobs = jobs_new(&d.late, &d.report, d.no_realign);
 	if (!d.jobs) {
 		r = -ENOMEM;

@@ -21,14 +21,21 @@ int open_tree(const char *path, int flags);
 
 /* ---- logging (log.c) ------------------------------------------------------ */
 
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
 struct ealog {
-	bool journal;  /* structured fields to the journal, else <N> on stderr */
+	bool journal;  /* structured fields to the journal, else lines on stderr */
+	bool prefix;   /* "<N>" before each line: stderr is not a terminal */
 	int max_level; /* LOG_DEBUG with --verbose, LOG_INFO otherwise */
 };
 
+/* auto, journal or stderr. */
+bool log_target_valid(const char *target);
+/* Says on stderr when the journal asked for is not there. */
 void log_setup(struct ealog *l, const char *target, bool verbose);
-/* err is -errno or 0; rule and path may be NULL. */
-void log_full(const struct ealog *l, int prio, const char *rule, const char *path, int err,
+/* err is -errno or 0; rule and path may be NULL.  Falls back to stderr,
+ * once said so, when the journal goes away. */
+void log_full(struct ealog *l, int prio, const char *rule, const char *path, int err,
 	      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* ---- what the daemon counts and the errors it keeps (log.c) --------------- */
