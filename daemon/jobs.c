@@ -13,7 +13,9 @@
  * running jobs (they are queued again).
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -32,9 +34,21 @@
 struct job {
 	pid_t pid;
 	int cancel_fd; /* write end; closing it cancels the child */
-	int result_fd; /* read end; the child writes its outcome */
+	int result_fd; /* read end; the child writes progress and its outcome */
 	size_t late;   /* index into the late list */
+	bool ended;    /* the child's outcome came, in rc */
+	int rc;
 	dev_t disk;
+};
+
+/* What a child writes on its result pipe: progress now and then (dropped
+ * when the pipe is full), then its outcome.  Smaller than PIPE_BUF, so
+ * every write is whole. */
+struct job_msg {
+	int32_t final; /* 1: rc is the outcome */
+	int32_t rc;
+	int32_t phase; /* enum ea_realign_phase */
+	uint64_t done, total;
 };
 
 struct disk_sample {
@@ -228,12 +242,31 @@ static bool in_window(const struct jobs *J)
 	return ea_daemon_in_window(&J->policy->daemon, (unsigned)(tm.tm_hour * 60 + tm.tm_min));
 }
 
+struct child_ctx {
+	int cancel_fd; /* read end of the parent's cancel pipe */
+	int result_fd; /* write end of the result pipe, O_NONBLOCK */
+};
+
 /* The child's cancel callback: the parent closed its end, or died. */
 static bool child_cancelled(void *userdata)
 {
-	struct pollfd p = { .fd = *(int *)userdata, .events = POLLIN };
+	struct child_ctx *c = userdata;
+	struct pollfd p = { .fd = c->cancel_fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0;
+}
+
+/* Progress for extalign status; a full pipe drops it rather than wait. */
+static void child_progress(void *userdata, const struct ea_realign_progress *p)
+{
+	struct child_ctx *c = userdata;
+	struct job_msg m = { .phase = (int32_t)p->phase, .done = p->done, .total = p->total };
+
+	if (p->phase != EA_PHASE_COPY && p->phase != EA_PHASE_VERIFY)
+		return;
+	if (write(c->result_fd, &m, sizeof(m)) < 0) {
+		/* EAGAIN: the parent reads at its next tick. */
+	}
 }
 
 /*
@@ -241,7 +274,7 @@ static bool child_cancelled(void *userdata)
  * working directory (this process is ours alone) so the path-based library
  * call resolves one last component, and check it is still the late file.
  */
-static int child_run(const struct jobs *J, const struct late_file *l, int cancel_fd)
+static int child_run(const struct jobs *J, const struct late_file *l, struct child_ctx *ctx)
 {
 	_cleanup_free_ char *dir = strdup(l->path);
 	_cleanup_close_ int dfd = -1;
@@ -276,7 +309,8 @@ static int child_run(const struct jobs *J, const struct late_file *l, int cancel
 	o.forcealign = l->forcealign;
 	o.dev = l->id.dev;
 	o.cancel = child_cancelled;
-	o.userdata = &cancel_fd;
+	o.progress = child_progress;
+	o.userdata = ctx;
 	if (J->policy->daemon.realign_max_time_usec)
 		o.deadline_ns = now_usec(CLOCK_MONOTONIC) * 1000 +
 				J->policy->daemon.realign_max_time_usec * 1000;
@@ -312,21 +346,27 @@ static void job_start(struct jobs *J, size_t qi, dev_t disk)
 	if (pid < 0)
 		goto fail;
 	if (pid == 0) {
+		struct child_ctx ctx = { cancel[0], result[1] };
+		struct job_msg m = { .final = 1 };
 		sigset_t all;
-		int rc;
 
 		/* The parent blocked these for its signalfd; a job wants defaults. */
 		sigfillset(&all);
 		sigprocmask(SIG_UNBLOCK, &all, NULL);
 		close(cancel[1]);
 		close(result[0]);
-		rc = child_run(J, l, cancel[0]);
-		if (write(result[1], &rc, sizeof(rc)) != sizeof(rc))
+		fcntl(result[1], F_SETFL, O_NONBLOCK);
+		m.rc = child_run(J, l, &ctx);
+		/* The outcome must get through: wait for room now. */
+		fcntl(result[1], F_SETFL, 0);
+		if (write(result[1], &m, sizeof(m)) != sizeof(m))
 			_exit(2);
 		_exit(0);
 	}
 	close(cancel[0]);
 	close(result[1]);
+	/* Progress is read at every tick: never wait for it. */
+	fcntl(result[0], F_SETFL, O_NONBLOCK);
 	v[J->n_run++] = (struct job){
 		.pid = pid,
 		.cancel_fd = cancel[1],
@@ -335,6 +375,8 @@ static void job_start(struct jobs *J, size_t qi, dev_t disk)
 		.disk = disk,
 	};
 	l->queue = "running";
+	snprintf(l->reason, sizeof(l->reason), "starting");
+	l->done = l->total = 0;
 	memmove(&J->queue[qi], &J->queue[qi + 1], (J->n_queue - qi - 1) * sizeof(*J->queue));
 	J->n_queue--;
 	J->report->dirty = true;
@@ -345,6 +387,34 @@ fail:
 	close(cancel[1]);
 	close(result[0]);
 	close(result[1]);
+}
+
+/* Read what a child said so far: progress into its late entry, the
+ * outcome into the job. */
+static void job_drain(struct jobs *J, struct job *j)
+{
+	struct late_file *l = &J->late->v[j->late];
+	struct job_msg m;
+
+	while (read(j->result_fd, &m, sizeof(m)) == sizeof(m)) {
+		if (m.final) {
+			j->ended = true;
+			j->rc = m.rc;
+			return;
+		}
+		snprintf(l->reason, sizeof(l->reason), "%s",
+			 m.phase == EA_PHASE_VERIFY ? "verifying" : "copying");
+		l->done = m.done;
+		l->total = m.total;
+		J->report->dirty = true;
+	}
+}
+
+void jobs_progress(struct jobs *J)
+{
+	for (size_t i = 0; i < J->n_run; i++)
+		if (!J->run[i].ended)
+			job_drain(J, &J->run[i]);
 }
 
 void jobs_reap(struct jobs *J)
@@ -361,8 +431,10 @@ void jobs_reap(struct jobs *J)
 			if (j->pid != pid)
 				continue;
 			l = &J->late->v[j->late];
-			if (read(j->result_fd, &rc, sizeof(rc)) != sizeof(rc))
-				rc = -EIO;
+			if (!j->ended)
+				job_drain(J, j);
+			rc = j->ended ? j->rc : -EIO;
+			l->reason[0] = 0;
 			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
 				l->queue = "done";
 				J->report->counters[EA_CNT_JOBS_DONE]++;
@@ -418,12 +490,62 @@ bool jobs_running_on(const struct jobs *J, struct file_id id)
 	return false;
 }
 
+/* Why the queued files wait, for extalign status. */
+static void __attribute__((format(printf, 2, 3))) queue_reason(struct jobs *J, const char *fmt, ...)
+{
+	char buf[sizeof(((struct late_file *)0)->reason)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < J->n_queue; i++) {
+		struct late_file *l = &J->late->v[J->queue[i]];
+
+		if (strcmp(l->reason, buf)) {
+			memcpy(l->reason, buf, sizeof(buf));
+			J->report->dirty = true;
+		}
+	}
+}
+
+/* Is the machine idle?  When not, the queue says which limit is over. */
+static bool machine_idle(struct jobs *J)
+{
+	const struct ea_daemon_conf *c = &J->policy->daemon;
+	double psi, load;
+
+	if (!c->realign || J->no_realign) {
+		queue_reason(J, "realignment is off (%s)",
+			     J->no_realign ? "--no-realign" : "realign = no in [daemon]");
+		return false;
+	}
+	if (!in_window(J)) {
+		queue_reason(J, "outside realign_windows");
+		return false;
+	}
+	psi = io_pressure();
+	if (psi > c->idle_io_pressure) {
+		queue_reason(J, "I/O pressure %.1f%% over idle_io_pressure %.1f%%", psi,
+			     c->idle_io_pressure);
+		return false;
+	}
+	load = load_per_cpu();
+	if (load > c->idle_cpu_load) {
+		queue_reason(J, "load %.2f per CPU over idle_cpu_load %.2f", load,
+			     c->idle_cpu_load);
+		return false;
+	}
+	return true;
+}
+
 enum jobs_tick jobs_tick(struct jobs *J)
 {
 	const struct ea_daemon_conf *c = &J->policy->daemon;
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
-	bool idle, scan_due;
+	bool scan_due;
 
+	jobs_progress(J);
 	if (now < J->next_poll)
 		return JOBS_WAIT;
 	/* The first scan runs at the first idle moment: files that were
@@ -435,11 +557,9 @@ enum jobs_tick jobs_tick(struct jobs *J)
 		return JOBS_WAIT;
 	J->next_poll = now + (c->idle_poll_usec ? c->idle_poll_usec : 1000000);
 
-	idle = c->realign && !J->no_realign && in_window(J) &&
-	       io_pressure() <= c->idle_io_pressure && load_per_cpu() <= c->idle_cpu_load;
 	/* Disk busy-ness is judged per disk when a job would start there: a
 	 * running job makes its own disk busy and must not stop itself. */
-	if (!idle) {
+	if (!machine_idle(J)) {
 		J->idle_since = 0;
 		for (size_t i = 0; i < J->n_run; i++)
 			closep(&J->run[i].cancel_fd);
@@ -447,8 +567,11 @@ enum jobs_tick jobs_tick(struct jobs *J)
 	}
 	if (!J->idle_since)
 		J->idle_since = now;
-	if (now - J->idle_since < c->idle_time_usec)
+	if (now - J->idle_since < c->idle_time_usec) {
+		queue_reason(J, "idle for %" PRIu64 "s of idle_time %" PRIu64 "s",
+			     (now - J->idle_since) / 1000000, c->idle_time_usec / 1000000);
 		return JOBS_WAIT;
+	}
 	if (scan_due) {
 		J->next_scan = now + c->realign_scan_interval_usec;
 		return JOBS_IDLE_SCAN;
@@ -462,11 +585,20 @@ void jobs_start(struct jobs *J)
 	uint64_t now = now_usec(CLOCK_MONOTONIC);
 
 	for (size_t qi = 0; qi < J->n_queue;) {
-		const struct late_file *l = &J->late->v[J->queue[qi]];
+		struct late_file *l = &J->late->v[J->queue[qi]];
 		dev_t disk = whole_disk(l->id.dev);
 		struct disk_sample *s = disk_sample(J, disk, now);
 
-		if (disk_has_job(J, disk) || (s && s->busy > c->idle_disk_util)) {
+		if (disk_has_job(J, disk)) {
+			snprintf(l->reason, sizeof(l->reason), "another job on disk %u:%u",
+				 major(disk), minor(disk));
+			qi++;
+			continue;
+		}
+		if (s && s->busy > c->idle_disk_util) {
+			snprintf(l->reason, sizeof(l->reason),
+				 "disk %u:%u %.0f%% busy, over idle_disk_util %.0f%%", major(disk),
+				 minor(disk), s->busy, c->idle_disk_util);
 			qi++;
 			continue;
 		}

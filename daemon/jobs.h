@@ -31,6 +31,8 @@ enum jobs_tick {
 enum jobs_tick jobs_tick(struct jobs *J);
 /* Start queued jobs on disks that have none and are not busy. */
 void jobs_start(struct jobs *J);
+/* Read the running jobs' progress into their late entries (every tick). */
+void jobs_progress(struct jobs *J);
 /* A job's child ended (SIGCHLD via the signalfd). */
 void jobs_reap(struct jobs *J);
 void jobs_stop_all(struct jobs *J);

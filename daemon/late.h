@@ -20,6 +20,10 @@ struct late_file {
 	const char *queue; /* static: "listed", "queued", "running", "done", "failed", ... */
 	uint32_t extsize;
 	int forcealign;
+	/* For extalign status: why a queued file waits, what a running job
+	 * does ("copying"), and its bytes done of total (0: unknown). */
+	char reason[96];
+	uint64_t done, total;
 };
 
 struct late_list {

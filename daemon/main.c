@@ -174,6 +174,8 @@ static int state_write(struct daemon *d)
 		const struct late_file *l = &d->late.v[i];
 
 		r = ea_state_add_late(&s, l->usec, l->rule, l->path, l->queue);
+		if (!r && (l->reason[0] || l->total))
+			r = ea_state_set_job(&s, l->reason, l->done, l->total);
 	}
 	if (!r)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
