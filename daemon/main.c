@@ -186,10 +186,113 @@ static int state_write(struct daemon *d)
 	return r;
 }
 
+#define LATE_FILE "late"
+
+/*
+ * The late list that must outlive the daemon (issue: a restart or reboot
+ * forgot every file waiting for realignment): the entries not finished, in
+ * the state file's format, replaced atomically under the persistent
+ * directory.  Only rule and path are kept; the file's identity and hint are
+ * established again at load, from the disk and the rules of that time.
+ */
+static void late_save(struct daemon *d)
+{
+	struct ea_state s = { .version = EA_STATE_VERSION, .pid = getpid() };
+	int r = 0;
+
+	if (d->persistent_dir_fd < 0)
+		return;
+	for (size_t i = 0; !r && i < d->late.n; i++) {
+		const struct late_file *l = &d->late.v[i];
+
+		if (!strcmp(l->queue, "listed") || !strcmp(l->queue, "queued") ||
+		    !strcmp(l->queue, "running"))
+			r = ea_state_add_late(&s, l->usec, l->rule, l->path,
+					      strcmp(l->queue, "running") ? l->queue : "queued");
+	}
+	if (!r)
+		r = ea_state_write_at(d->persistent_dir_fd, LATE_FILE, &s);
+	ea_state_free(&s);
+	if (r < 0)
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
+			 "cannot save the late list");
+}
+
+/*
+ * One saved entry back into the list, if it still is what it was: its rule
+ * exists, the path lies under the rule's directory, its directory opens
+ * without a symlink anywhere, and the name is a regular file with one link.
+ */
+static int late_restore_one(struct daemon *d, const struct ea_state_late *e)
+{
+	const struct ea_rule *rule = NULL;
+	_cleanup_free_ char *dir = strdup(e->path);
+	_cleanup_close_ int dfd = -1;
+	struct ea_hint h;
+	struct stat st;
+	size_t len, index;
+	char *slash;
+	int r;
+
+	if (!dir)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->policy->n_rules && !rule; i++)
+		if (!strcmp(d->policy->rules[i].name, e->rule))
+			rule = &d->policy->rules[i];
+	if (!rule || rule->kind != EA_RULE_DIRECTORY || !ea_rule_hint(rule, false, &h))
+		return 0; /* the rule is gone or changed kind */
+	len = strlen(rule->directory);
+	if (strncmp(e->path, rule->directory, len) || e->path[len] != '/')
+		return 0;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir || !name_is_component(slash + 1))
+		return 0;
+	*slash = 0;
+	dfd = open_tree(dir, O_PATH);
+	if (dfd < 0)
+		return 0; /* gone, or a symlink now: not ours */
+	if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1)
+		return 0;
+	r = late_add(&d->late, (struct file_id){ st.st_dev, st.st_ino }, rule->name, e->path,
+		     h.extsize, h.forcealign, d->policy->daemon.realign_queue_max, &index);
+	if (r <= 0)
+		return r;
+	d->late.v[index].usec = e->usec;
+	if (rule->realign && d->policy->daemon.realign && !d->no_realign)
+		jobs_queue(d->jobs, index);
+	return 1;
+}
+
+static void late_load(struct daemon *d)
+{
+	struct ea_state s = { 0 };
+	unsigned n = 0;
+	int r;
+
+	if (d->persistent_dir_fd < 0)
+		return;
+	r = ea_state_read_at(d->persistent_dir_fd, LATE_FILE, &s, NULL);
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
+			 "cannot read the saved late list, starting without it");
+		return;
+	}
+	for (size_t i = 0; i < s.n_late; i++)
+		if (late_restore_one(d, &s.late[i]) > 0)
+			n++;
+	ea_state_free(&s);
+	if (n)
+		log_msg(d, LOG_INFO, "%u late files from before the restart listed again", n);
+}
+
 /* State file and STATUS= now, whether or not anything changed. */
 static void publish(struct daemon *d)
 {
 	state_write(d);
+	late_save(d);
 	daemon_notify_status(d);
 	d->report.dirty = false;
 	d->last_state_usec = now_usec(CLOCK_MONOTONIC);
@@ -475,10 +578,14 @@ static int lock_dir(struct daemon *d, int fd, const char *path)
 	return -EBUSY;
 }
 
-static int open_dir(const char *path, mode_t mode, int *ret)
+static int open_dir(const char *path, mode_t mode, bool trusted, int *ret)
 {
 	if (mkdir(path, mode) < 0 && errno != EEXIST)
 		return negative_errno();
+	if (trusted) {
+		*ret = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return *ret < 0 ? negative_errno() : 0;
+	}
 	*ret = open_tree(path, O_RDONLY);
 	return *ret < 0 ? *ret : 0;
 }
@@ -488,13 +595,15 @@ static int open_state_dirs(struct daemon *d)
 {
 	int r;
 
-	r = open_dir(d->state_dir, 0755, &d->state_dir_fd);
+	r = open_dir(d->state_dir, 0755, false, &d->state_dir_fd);
 	if (r < 0)
 		log_full(&d->report.log, LOG_WARNING, NULL, d->state_dir, r,
 			 "no state file: extalign status will not see this daemon");
 	else if (lock_dir(d, d->state_dir_fd, d->state_dir) == -EBUSY)
 		return -EBUSY;
-	r = open_dir(d->persistent_dir, 0700, &d->persistent_dir_fd);
+	/* Named by the admin or systemd (StateDirectory= with DynamicUser= is
+	 * a symlink into /var/lib/private): opened as given. */
+	r = open_dir(d->persistent_dir, 0700, true, &d->persistent_dir_fd);
 	if (r < 0)
 		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
 			 "the late list will not survive a restart");
@@ -697,6 +806,8 @@ int main(int argc, char **argv)
 	 * of possibly large trees (no start timeout); inotify watches are
 	 * added by the scan itself.
 	 */
+	/* Before the first publish(), which saves the list again. */
+	late_load(&d);
 	if (d.watch.backend == EA_WATCH_FANOTIFY) {
 		d.phase = "scanning";
 		publish(&d);
