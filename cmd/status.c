@@ -111,7 +111,10 @@ static void print_json(const struct ea_state *s, bool alive)
 		json_str(l->path);
 		fputs(",\"queue\":", stdout);
 		json_str(l->queue);
-		putchar('}');
+		fputs(",\"reason\":", stdout);
+		json_str(l->reason);
+		printf(",\"done_bytes\":%" PRIu64 ",\"total_bytes\":%" PRIu64 "}", l->done,
+		       l->total);
 	}
 	fputs("]}\n", stdout);
 }
@@ -168,8 +171,19 @@ static void print_text(const struct ea_state *s, bool alive)
 	}
 	if (s->n_late)
 		printf("\nRealignment candidates (%zu shown):\n", s->n_late);
-	for (size_t i = 0; i < s->n_late; i++)
-		printf("  %-11s %-16s %s\n", s->late[i].queue, s->late[i].rule, s->late[i].path);
+	for (size_t i = 0; i < s->n_late; i++) {
+		const struct ea_state_late *l = &s->late[i];
+
+		printf("  %-11s %-16s %s\n", l->queue, l->rule, l->path);
+		/* A running job's progress; a queued one's reason to wait. */
+		if (!strcmp(l->queue, "running") && l->total)
+			printf("  %-11s %s %" PRIu64 "%%, %" PRIu64 " of %" PRIu64 " bytes\n", "",
+			       *l->reason ? l->reason : "copying", l->done * 100 / l->total,
+			       l->done, l->total);
+		else if ((!strcmp(l->queue, "queued") || !strcmp(l->queue, "running")) &&
+			 *l->reason)
+			printf("  %-11s %s\n", "", l->reason);
+	}
 }
 
 int cmd_status(int argc, char **argv)

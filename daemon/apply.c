@@ -13,69 +13,18 @@
  */
 #include <fcntl.h>
 #include <signal.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <syslog.h>
 #include <time.h>
 
-#include "extalignd.h"
+#include "apply.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 #include "extalign/walk.h"
-
-/*
- * Open an administrator's path (a rule directory, a watched tree) refusing
- * symlinks in every component: a user who owns /srv/db/u must not be able to
- * point a rule's tree elsewhere by replacing a directory with a symlink.
- */
-int open_tree(const char *path, int flags)
-{
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC | O_DIRECTORY),
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	_cleanup_free_ char *copy = NULL;
-	_cleanup_close_ int cur = -1;
-	char *save = NULL, *comp, *next;
-	bool opened = false;
-
-	if (fd >= 0 || errno != ENOSYS)
-		return fd < 0 ? negative_errno() : (int)fd;
-
-	/*
-	 * No openat2() (before Linux 5.6, or a sandbox that hides it, such as
-	 * valgrind): the same walk by hand, one O_NOFOLLOW component at a time.
-	 */
-	copy = strdup(path);
-	if (!copy)
-		return -ENOMEM;
-	cur = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0)
-		return negative_errno();
-	for (comp = strtok_r(copy, "/", &save); comp; comp = next) {
-		int f;
-
-		next = strtok_r(NULL, "/", &save);
-		f = openat(cur, comp,
-			   (next ? O_PATH : flags) | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-		if (f < 0)
-			return negative_errno(); /* a symlink fails as ENOTDIR here */
-		close(cur);
-		cur = f;
-		opened = true;
-	}
-	if (opened)
-		return TAKE_FD(cur);
-	/* The path was "/" or "." alone: reopen with the flags asked for. */
-	fd = openat(cur, ".", flags | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? negative_errno() : (int)fd;
-}
 
 /*
  * Is the directory dirfd the directory root or below it?  Decided on inodes
@@ -129,76 +78,98 @@ static bool has_hint(const struct fsxattr *fsx, bool is_dir, const struct ea_hin
 }
 
 /* Born (statx btime) after the daemon started?  Unknown counts as no. */
-static bool born_since_start(const struct daemon *d, int fd)
+static bool born_since_start(const struct apply *a, int fd)
 {
 	struct statx stx;
 
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) < 0 || !(stx.stx_mask & STATX_BTIME))
 		return false;
 	return (uint64_t)stx.stx_btime.tv_sec * 1000000 + stx.stx_btime.tv_nsec / 1000 >=
-	       d->start_realtime_usec;
+	       a->start_realtime_usec;
 }
 
-static void late_add(struct daemon *d, const struct stat *st, const struct ea_rule *rule,
-		     const char *path, const struct ea_hint *h)
+/* A file with data before its hint: listed for realignment, never lost. */
+static void list_late(struct apply *a, const struct stat *st, const struct ea_rule *rule,
+		      const char *path, const struct ea_hint *h)
 {
 	struct file_id id = { st->st_dev, st->st_ino };
-	uint64_t max = d->policy->daemon.realign_queue_max;
-	struct late_file *v, *l;
+	size_t index;
 	int r;
 
-	r = id_set_add(&d->late_ids, id);
+	r = late_add(a->late, id, rule->name, path, h->extsize, h->forcealign,
+		     a->policy->daemon.realign_queue_max, &index);
 	if (r == 0)
 		return; /* already listed (a rescan meets it again) */
-	d->counters[EA_CNT_FILES_LATE]++;
-	d->state_dirty = true;
-	log_full(&d->log, LOG_INFO, rule->name, path, 0,
+	report_count(a->report, EA_CNT_FILES_LATE);
+	log_full(&a->report->log, LOG_INFO, rule->name, path, 0,
 		 "has data already, hint not set: listed for realignment");
-	if (r < 0 || (max && d->n_late >= max)) {
-		daemon_error(d, rule->name, path, r < 0 ? r : -ENOSPC,
+	if (r == -ENOSPC) {
+		report_error(a->report, rule->name, path, r,
 			     "realignment queue full, late file not listed");
 		return;
 	}
-	v = realloc(d->late, (d->n_late + 1) * sizeof(*v));
-	if (!v) {
-		daemon_error(d, rule->name, path, -ENOMEM, "late file not listed");
+	if (r < 0) {
+		report_error(a->report, rule->name, path, r, "late file not listed");
 		return;
 	}
-	d->late = v;
-	l = &v[d->n_late];
-	*l = (struct late_file){
-		.usec = now_usec(CLOCK_REALTIME),
-		.id = id,
-		.rule = strdup(rule->name),
-		.path = strdup(path),
-		.queue = "listed",
-		.extsize = h->extsize,
-		.forcealign = h->forcealign,
-	};
-	if (!l->rule || !l->path) {
-		free(l->rule);
-		free(l->path);
-		daemon_error(d, rule->name, path, -ENOMEM, "late file not listed");
-		return;
-	}
-	d->n_late++;
-	if (rule->realign && d->policy->daemon.realign && !d->no_realign)
-		jobs_queue(d, d->n_late - 1);
+	if (rule->realign && a->policy->daemon.realign && !a->no_realign && a->hooks.late_listed)
+		a->hooks.late_listed(a->hooks.userdata, index);
 }
 
-void late_free(struct daemon *d)
+/*
+ * LOG_WARNING the first time a filesystem (and rule) cannot take hints,
+ * LOG_DEBUG after that: one file tells the admin, a thousand bury the log.
+ * Kept across reloads: a reload changes no kernel.
+ */
+static int warn_once(struct apply *a, dev_t dev, const char *rule)
 {
-	for (size_t i = 0; i < d->n_late; i++) {
-		free(d->late[i].rule);
-		free(d->late[i].path);
-	}
-	free(d->late);
-	d->late = NULL;
-	d->n_late = 0;
-	id_set_free(&d->late_ids);
+	struct warned *v;
+
+	for (size_t i = 0; i < a->n_warned; i++)
+		if (a->warned[i].dev == dev && !strcmp(a->warned[i].rule, rule ? rule : ""))
+			return LOG_DEBUG;
+	v = realloc(a->warned, (a->n_warned + 1) * sizeof(*v));
+	if (!v)
+		return LOG_WARNING;
+	a->warned = v;
+	v[a->n_warned].dev = dev;
+	v[a->n_warned].rule = strdup(rule ? rule : "");
+	if (v[a->n_warned].rule)
+		a->n_warned++;
+	return LOG_WARNING;
 }
 
-static bool walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, const char *path,
+void apply_free(struct apply *a)
+{
+	for (size_t i = 0; i < a->n_warned; i++)
+		free(a->warned[i].rule);
+	free(a->warned);
+	a->warned = NULL;
+	a->n_warned = 0;
+}
+
+void apply_set_policy(struct apply *a, const struct ea_policy *p)
+{
+	a->policy = p;
+	a->project_rules = false;
+	for (size_t i = 0; i < p->n_rules; i++)
+		if (p->rules[i].kind == EA_RULE_PROJECT)
+			a->project_rules = true;
+}
+
+/* Through the hooks: apply never calls the parts that use it. */
+static bool busy(const struct apply *a, dev_t dev, ino_t ino)
+{
+	return a->hooks.busy && a->hooks.busy(a->hooks.userdata, (struct file_id){ dev, ino });
+}
+
+static void dir_seen(struct apply *a, int fd, const char *path)
+{
+	if (a->inotify && a->hooks.dir_seen)
+		a->hooks.dir_seen(a->hooks.userdata, fd, path);
+}
+
+static bool walk_tree(struct apply *a, const struct fsmark *fs, int dirfd, const char *path,
 		      enum origin o);
 
 /*
@@ -206,10 +177,12 @@ static bool walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, cons
  * path.  parentfd is its directory, or -1 when a walk from a trusted root
  * found it (then containment holds by construction).
  */
-static void apply_fd(struct daemon *d, const struct fsmark *fs, int parentfd, int fd,
+static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int fd,
 		     const struct stat *st, const char *path, enum origin o)
 {
 	bool is_dir = S_ISDIR(st->st_mode);
+	/* A walk after the first one meets what was counted already. */
+	bool count = o != ORIGIN_SCAN || !a->rescanning;
 	const struct ea_rule *rule = NULL;
 	struct fsxattr fsx;
 	struct ea_hint h;
@@ -219,17 +192,18 @@ static void apply_fd(struct daemon *d, const struct fsmark *fs, int parentfd, in
 	r = ea_fsx_get(fd, &fsx);
 	if (r < 0) {
 		if (r == -ENOTTY || r == -EOPNOTSUPP || r == -EINVAL) {
-			d->counters[EA_CNT_UNSUPPORTED]++;
-			log_full(&d->log, LOG_WARNING, NULL, path, r,
+			if (count)
+				report_count(a->report, EA_CNT_UNSUPPORTED);
+			log_full(&a->report->log, warn_once(a, st->st_dev, NULL), NULL, path, r,
 				 "filesystem has no fsxattr, no hint possible");
 		} else {
-			daemon_error(d, NULL, path, r, "cannot read the file's attributes");
+			report_error(a->report, NULL, path, r, "cannot read the file's attributes");
 		}
 		return;
 	}
-	r = ea_policy_lookup(d->policy, path, is_dir, fsx.fsx_projid, &rule, NULL);
+	r = ea_policy_lookup(a->policy, path, is_dir, fsx.fsx_projid, &rule, NULL);
 	if (r < 0) {
-		daemon_error(d, NULL, path, r, "rule lookup failed");
+		report_error(a->report, NULL, path, r, "rule lookup failed");
 		return;
 	}
 	if (!rule)
@@ -238,34 +212,36 @@ static void apply_fd(struct daemon *d, const struct fsmark *fs, int parentfd, in
 	if (rule->kind == EA_RULE_DIRECTORY && (parentfd >= 0 || is_dir)) {
 		r = dir_is_under(is_dir ? fd : parentfd, rule->directory);
 		if (r <= 0) {
-			d->counters[EA_CNT_SKIPPED]++;
-			log_full(&d->log, LOG_WARNING, rule->name, path, r,
+			a->report->counters[EA_CNT_SKIPPED]++;
+			log_full(&a->report->log, LOG_WARNING, rule->name, path, r,
 				 "not inside the rule's directory on disk, left alone");
 			return;
 		}
 	}
 	if (!ea_rule_hint(rule, is_dir, &h))
 		goto descend;
-	d->state_dirty = true;
+	a->report->dirty = true;
 
 	if (has_hint(&fsx, is_dir, &h)) {
 		/* The kernel gave it the hint at creation: the race-free path. */
-		d->counters[is_dir ? EA_CNT_DIRS_INHERITED : EA_CNT_FILES_INHERITED]++;
-		log_full(&d->log, LOG_DEBUG, rule->name, path, 0, "hint already in place");
+		if (count)
+			report_count(a->report,
+				     is_dir ? EA_CNT_DIRS_INHERITED : EA_CNT_FILES_INHERITED);
+		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint already in place");
 		goto descend;
 	}
 	if (!is_dir) {
 		if (st->st_nlink != 1) {
 			/* A second name of some other file: never ours to change. */
-			d->counters[EA_CNT_SKIPPED]++;
-			log_full(&d->log, LOG_WARNING, rule->name, path, 0,
+			a->report->counters[EA_CNT_SKIPPED]++;
+			log_full(&a->report->log, LOG_WARNING, rule->name, path, 0,
 				 "has %ju hard links, left alone", (uintmax_t)st->st_nlink);
 			return;
 		}
 		if (st->st_size || st->st_blocks) {
-			if (o == ORIGIN_SCAN && !born_since_start(d, fd))
+			if (o == ORIGIN_SCAN && !born_since_start(a, fd))
 				return; /* data from before our time: the realign scan's job */
-			late_add(d, st, rule, path, &h);
+			list_late(a, st, rule, path, &h);
 			return;
 		}
 	}
@@ -281,16 +257,17 @@ static void apply_fd(struct daemon *d, const struct fsmark *fs, int parentfd, in
 		 * though the hint is now in place.
 		 */
 		if (fstat(fd, &now) == 0 && (now.st_size || now.st_blocks)) {
-			late_add(d, &now, rule, path, &h);
+			list_late(a, &now, rule, path, &h);
 			return;
 		}
 	}
 	if (r == 0) {
-		d->counters[is_dir ? EA_CNT_DIRS_INHERIT : EA_CNT_FILES_HINTED]++;
-		log_full(&d->log, LOG_DEBUG, rule->name, path, 0, "hint set");
+		a->report->counters[is_dir ? EA_CNT_DIRS_INHERIT : EA_CNT_FILES_HINTED]++;
+		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint set");
 	} else if (r == -EOPNOTSUPP) {
-		d->counters[EA_CNT_UNSUPPORTED]++;
-		log_full(&d->log, LOG_WARNING, rule->name, path, 0,
+		if (count)
+			report_count(a->report, EA_CNT_UNSUPPORTED);
+		log_full(&a->report->log, warn_once(a, st->st_dev, rule->name), rule->name, path, 0,
 			 "unsupported: the %s kernel accepted the hint but kept nothing%s",
 			 fs ? fs->fstype : "filesystem's",
 			 dropped & EA_DROPPED_FORCEALIGN ? " (forcealign)" : "");
@@ -300,13 +277,13 @@ static void apply_fd(struct daemon *d, const struct fsmark *fs, int parentfd, in
 
 		/* XFS refuses a new hint once extents exist: data won the race. */
 		if (fstat(fd, &now) == 0 && (now.st_size || now.st_blocks)) {
-			late_add(d, &now, rule, path, &h);
+			list_late(a, &now, rule, path, &h);
 			return;
 		}
-		daemon_error(d, rule->name, path, r, "setting the hint failed");
+		report_error(a->report, rule->name, path, r, "setting the hint failed");
 		return;
 	} else {
-		daemon_error(d, rule->name, path, r, "setting the hint failed");
+		report_error(a->report, rule->name, path, r, "setting the hint failed");
 		return;
 	}
 
@@ -314,30 +291,33 @@ descend:
 	/* A directory renamed into a tree brings its contents; inotify also
 	 * needs them for entries made before its watch existed.  Scans walk
 	 * on their own. */
-	if (!is_dir || o == ORIGIN_SCAN || ea_policy_dir_cover(d->policy, path) != EA_DIR_INSIDE)
+	if (!is_dir || o == ORIGIN_SCAN || ea_policy_dir_cover(a->policy, path) != EA_DIR_INSIDE)
 		return;
-	if (d->backend == EA_WATCH_INOTIFY) {
-		watch_inotify_add_tree(d, fd, path);
-		walk_tree(d, fs, fd, path, o);
+	if (a->inotify) {
+		dir_seen(a, fd, path);
+		walk_tree(a, fs, fd, path, o);
 	} else if (o == ORIGIN_MOVE) {
-		walk_tree(d, fs, fd, path, o);
+		walk_tree(a, fs, fd, path, o);
 	}
 }
 
-void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char *dirpath,
-		const char *name, enum origin o)
+void apply_name(struct apply *a, const struct new_name *n)
 {
+	const struct fsmark *fs = n->fs;
+	const char *name = n->name;
+	int dirfd = n->dirfd;
+	enum origin o = n->origin;
 	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int pfd = -1, fd = -1;
 	struct stat st, st2;
 	int r;
 
-	r = child_path(dirpath, name, &path);
+	r = child_path(n->dirpath, name, &path);
 	if (r < 0)
 		return; /* a directory that is gone, or a bogus name: nothing to do */
 	/* The filesystem mark reports every create on the filesystem: most
 	 * are outside all rules and cost only this string comparison. */
-	if (!d->project_rules && ea_policy_dir_cover(d->policy, path) != EA_DIR_INSIDE)
+	if (!a->project_rules && ea_policy_dir_cover(a->policy, path) != EA_DIR_INSIDE)
 		return;
 
 	/* The realignment engine's own temporary name: its business only. */
@@ -347,29 +327,28 @@ void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char
 	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		if (errno != ENOENT) /* removed since the event: fine */
-			daemon_error(d, NULL, path, negative_errno(), "cannot open");
+			report_error(a->report, NULL, path, negative_errno(), "cannot open");
 		return;
 	}
 	if (fstat(pfd, &st) < 0) {
-		daemon_error(d, NULL, path, negative_errno(), "cannot stat");
+		report_error(a->report, NULL, path, negative_errno(), "cannot stat");
 		return;
 	}
 	if (S_ISLNK(st.st_mode) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
 		/* Only count what some rule would have covered. */
-		if (ea_policy_dir_cover(d->policy, path) == EA_DIR_INSIDE) {
-			d->counters[EA_CNT_SKIPPED]++;
-			d->state_dirty = true;
-			log_full(&d->log, LOG_INFO, NULL, path, 0, "%s, not followed",
+		if (ea_policy_dir_cover(a->policy, path) == EA_DIR_INSIDE) {
+			report_count(a->report, EA_CNT_SKIPPED);
+			log_full(&a->report->log, LOG_INFO, NULL, path, 0, "%s, not followed",
 				 S_ISLNK(st.st_mode) ? "a symlink" : "not a file or directory");
 		}
 		return;
 	}
 	if (fs && st.st_dev != fs->dev) {
-		d->counters[EA_CNT_SKIPPED]++;
+		a->report->counters[EA_CNT_SKIPPED]++;
 		return; /* a mount point: another filesystem, another mark */
 	}
 	/* O_PATH took no lease break; a real open of a job's file would. */
-	if (jobs_running_on(d, (struct file_id){ st.st_dev, st.st_ino }))
+	if (busy(a, st.st_dev, st.st_ino))
 		return;
 	if (S_ISDIR(st.st_mode)) {
 		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -384,22 +363,23 @@ void apply_name(struct daemon *d, const struct fsmark *fs, int dirfd, const char
 		if (errno == EWOULDBLOCK) {
 			/* Somebody holds a lease on it: in use, so not new and
 			 * empty; O_NONBLOCK kept us from waiting for the break. */
-			d->counters[EA_CNT_SKIPPED]++;
-			log_full(&d->log, LOG_INFO, NULL, path, -EWOULDBLOCK, "leased, left alone");
+			a->report->counters[EA_CNT_SKIPPED]++;
+			log_full(&a->report->log, LOG_INFO, NULL, path, -EWOULDBLOCK,
+				 "leased, left alone");
 		} else if (errno != ENOENT) {
-			daemon_error(d, NULL, path, negative_errno(), "cannot open");
+			report_error(a->report, NULL, path, negative_errno(), "cannot open");
 		}
 		return;
 	}
 	if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
-		daemon_error(d, NULL, path, -ESTALE, "changed while being opened");
+		report_error(a->report, NULL, path, -ESTALE, "changed while being opened");
 		return;
 	}
-	apply_fd(d, fs, dirfd, fd, &st2, path, o);
+	apply_fd(a, fs, dirfd, fd, &st2, path, o);
 }
 
 struct walk_ctx {
-	struct daemon *d;
+	struct apply *a;
 	const struct fsmark *fs;
 	enum origin o;
 	unsigned seen;
@@ -425,14 +405,14 @@ static bool stop_pending(unsigned *seen)
  * Never open a file one of our realignment jobs is rewriting: any open
  * breaks the job's write lease and makes it give up.
  */
-static bool not_in_a_job(struct daemon *d, const struct stat *st)
+static bool not_in_a_job(struct apply *a, const struct stat *st)
 {
-	return !jobs_running_on(d, (struct file_id){ st->st_dev, st->st_ino });
+	return !busy(a, st->st_dev, st->st_ino);
 }
 
 static bool walk_may_open(const struct stat *st, void *userdata)
 {
-	return not_in_a_job(((struct walk_ctx *)userdata)->d, st);
+	return not_in_a_job(((struct walk_ctx *)userdata)->a, st);
 }
 
 static int walk_cb(const struct ea_walk_entry *e, void *userdata)
@@ -443,14 +423,13 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 		return WALK_STOPPED;
 	switch (e->kind) {
 	case EA_WALK_DIR:
-		if (c->d->backend == EA_WATCH_INOTIFY)
-			watch_inotify_add_tree(c->d, e->fd, e->path);
+		dir_seen(c->a, e->fd, e->path);
 		/* fall through */
 	case EA_WALK_FILE:
 		if (e->fd < 0)
 			break; /* being realigned */
 		/* Found by walking from a tree root we opened without symlinks. */
-		apply_fd(c->d, c->fs, -1, e->fd, &e->st, e->path, ORIGIN_SCAN);
+		apply_fd(c->a, c->fs, -1, e->fd, &e->st, e->path, ORIGIN_SCAN);
 		break;
 	case EA_WALK_SYMLINK:
 	case EA_WALK_OTHER:
@@ -458,27 +437,29 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 		break;
 	case EA_WALK_ERROR:
 		if (e->err != -ENOENT)
-			daemon_error(c->d, NULL, e->path, e->err, "cannot scan");
+			report_error(c->a->report, NULL, e->path, e->err, "cannot scan");
 		break;
 	}
 	return 0;
 }
 
 /* False when the walk was stopped for SIGTERM. */
-static bool walk_tree(struct daemon *d, const struct fsmark *fs, int dirfd, const char *path,
+static bool walk_tree(struct apply *a, const struct fsmark *fs, int dirfd, const char *path,
 		      enum origin o)
 {
-	struct walk_ctx c = { d, fs, o, 0 };
+	struct walk_ctx c = { a, fs, o, 0 };
 	int r = ea_walk_filtered(dirfd, path, walk_may_open, walk_cb, &c);
 
 	if (r < 0)
-		daemon_error(d, NULL, path, r, "scan failed");
+		report_error(a->report, NULL, path, r, "scan failed");
 	return r != WALK_STOPPED;
 }
 
-void apply_rescan(struct daemon *d, bool overflow)
+void apply_rescan(struct apply *a, bool overflow)
 {
-	const struct ea_policy *p = d->policy;
+	const struct ea_policy *p = a->policy;
+
+	a->rescanning = a->scanned_once;
 
 	for (size_t i = 0; i < p->n_watch; i++) {
 		_cleanup_close_ int fd = open_tree(p->watch[i].path, O_RDONLY);
@@ -487,23 +468,22 @@ void apply_rescan(struct daemon *d, bool overflow)
 
 		if (fd < 0) {
 			if (fd == -ELOOP)
-				daemon_error(d, NULL, p->watch[i].path, fd,
+				report_error(a->report, NULL, p->watch[i].path, fd,
 					     "a symlink in the watched path, not scanned");
 			continue; /* not there (yet): its creation will be an event */
 		}
 		if (fstat(fd, &st) < 0)
 			continue;
-		fs = watch_find_dev(d, st.st_dev);
-		if (d->backend == EA_WATCH_INOTIFY)
-			watch_inotify_add_tree(d, fd, p->watch[i].path);
-		apply_fd(d, fs, -1, fd, &st, p->watch[i].path, ORIGIN_SCAN);
-		if (!walk_tree(d, fs, fd, p->watch[i].path, ORIGIN_SCAN))
+		fs = a->hooks.fs_of ? a->hooks.fs_of(a->hooks.userdata, st.st_dev) : NULL;
+		dir_seen(a, fd, p->watch[i].path);
+		apply_fd(a, fs, -1, fd, &st, p->watch[i].path, ORIGIN_SCAN);
+		if (!walk_tree(a, fs, fd, p->watch[i].path, ORIGIN_SCAN))
 			break;
 	}
-	if (overflow) {
-		d->counters[EA_CNT_RESCANS]++;
-		d->state_dirty = true;
-	}
+	if (overflow)
+		report_count(a->report, EA_CNT_RESCANS);
+	a->scanned_once = true;
+	a->rescanning = false;
 }
 
 /*
@@ -516,7 +496,7 @@ void apply_rescan(struct daemon *d, bool overflow)
  * runs this only when the machine is idle.
  */
 struct rscan_ctx {
-	struct daemon *d;
+	struct apply *a;
 	const struct ea_rule *rule;
 	struct ea_hint h;
 	size_t found;
@@ -525,7 +505,7 @@ struct rscan_ctx {
 
 static bool rscan_may_open(const struct stat *st, void *userdata)
 {
-	return not_in_a_job(((struct rscan_ctx *)userdata)->d, st);
+	return not_in_a_job(((struct rscan_ctx *)userdata)->a, st);
 }
 
 static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
@@ -546,7 +526,7 @@ static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 	if (ea_fsx_get(e->fd, &fsx) < 0)
 		return 0;
 	/* A deeper rule may own this file; only this rule's files count. */
-	if (ea_policy_lookup(c->d->policy, e->path, false, fsx.fsx_projid, &rule, NULL) < 0 ||
+	if (ea_policy_lookup(c->a->policy, e->path, false, fsx.fsx_projid, &rule, NULL) < 0 ||
 	    rule != c->rule)
 		return 0;
 	if (has_hint(&fsx, false, &c->h)) {
@@ -557,17 +537,17 @@ static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 			return 0;
 	}
 	c->found++;
-	late_add(c->d, &e->st, rule, e->path, &c->h);
+	list_late(c->a, &e->st, rule, e->path, &c->h);
 	return 0;
 }
 
-void apply_realign_scan(struct daemon *d)
+void apply_realign_scan(struct apply *a)
 {
-	const struct ea_policy *p = d->policy;
+	const struct ea_policy *p = a->policy;
 
 	for (size_t i = 0; i < p->n_rules; i++) {
 		const struct ea_rule *rule = &p->rules[i];
-		struct rscan_ctx c = { .d = d, .rule = rule };
+		struct rscan_ctx c = { .a = a, .rule = rule };
 		_cleanup_close_ int fd = -1;
 
 		if (rule->kind != EA_RULE_DIRECTORY || !rule->realign ||
@@ -579,7 +559,7 @@ void apply_realign_scan(struct daemon *d)
 		if (ea_walk_filtered(fd, rule->directory, rscan_may_open, rscan_cb, &c) ==
 		    WALK_STOPPED)
 			break;
-		log_full(&d->log, LOG_INFO, rule->name, rule->directory, 0,
+		log_full(&a->report->log, LOG_INFO, rule->name, rule->directory, 0,
 			 "realignment scan: %zu candidates", c.found);
 	}
 }

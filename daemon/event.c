@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extalignd.h"
+#include "event.h"
 
 int fan_event_next(const void **buf, size_t *len, struct fan_event *ev)
 {

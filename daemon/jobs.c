@@ -13,7 +13,9 @@
  * running jobs (they are queued again).
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -25,16 +27,28 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "extalignd.h"
+#include "jobs.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 
 struct job {
 	pid_t pid;
 	int cancel_fd; /* write end; closing it cancels the child */
-	int result_fd; /* read end; the child writes its outcome */
-	size_t late;   /* index into d->late */
+	int result_fd; /* read end; the child writes progress and its outcome */
+	size_t late;   /* index into the late list */
+	bool ended;    /* the child's outcome came, in rc */
+	int rc;
 	dev_t disk;
+};
+
+/* What a child writes on its result pipe: progress now and then (dropped
+ * when the pipe is full), then its outcome.  Smaller than PIPE_BUF, so
+ * every write is whole. */
+struct job_msg {
+	int32_t final; /* 1: rc is the outcome */
+	int32_t rc;
+	int32_t phase; /* enum ea_realign_phase */
+	uint64_t done, total;
 };
 
 struct disk_sample {
@@ -45,7 +59,11 @@ struct disk_sample {
 };
 
 struct jobs {
-	size_t *queue; /* indices into d->late, oldest first */
+	const struct ea_policy *policy;
+	struct late_list *late;
+	struct report *report;
+	bool no_realign;
+	size_t *queue; /* indices into the late list, oldest first */
 	size_t n_queue;
 	struct job *run;
 	size_t n_run;
@@ -56,10 +74,18 @@ struct jobs {
 	uint64_t next_scan; /* monotonic usec of the next realign scan */
 };
 
-int jobs_new(struct daemon *d)
+struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign)
 {
-	d->jobs = calloc(1, sizeof(*d->jobs));
-	return d->jobs ? 0 : -ENOMEM;
+	struct jobs *J = calloc(1, sizeof(*J));
+
+	if (J)
+		*J = (struct jobs){ .late = late, .report = report, .no_realign = no_realign };
+	return J;
+}
+
+void jobs_set_policy(struct jobs *J, const struct ea_policy *p)
+{
+	J->policy = p;
 }
 
 static void job_close(struct job *j)
@@ -68,22 +94,20 @@ static void job_close(struct job *j)
 	closep(&j->result_fd);
 }
 
-void jobs_free(struct daemon *d)
+void jobs_free(struct jobs *J)
 {
-	if (!d->jobs)
+	if (!J)
 		return;
-	for (size_t i = 0; i < d->jobs->n_run; i++)
-		job_close(&d->jobs->run[i]);
-	free(d->jobs->queue);
-	free(d->jobs->run);
-	free(d->jobs->disks);
-	free(d->jobs);
-	d->jobs = NULL;
+	for (size_t i = 0; i < J->n_run; i++)
+		job_close(&J->run[i]);
+	free(J->queue);
+	free(J->run);
+	free(J->disks);
+	free(J);
 }
 
-void jobs_queue(struct daemon *d, size_t late_index)
+void jobs_queue(struct jobs *J, size_t late_index)
 {
-	struct jobs *J = d->jobs;
 	size_t *v;
 
 	if (!J)
@@ -93,7 +117,7 @@ void jobs_queue(struct daemon *d, size_t late_index)
 		return;
 	J->queue = v;
 	v[J->n_queue++] = late_index;
-	d->late[late_index].queue = "queued";
+	J->late->v[late_index].queue = "queued";
 }
 
 /* The whole disk a filesystem's device belongs to: a partition's parent. */
@@ -208,22 +232,41 @@ static bool disk_has_job(const struct jobs *J, dev_t disk)
 	return false;
 }
 
-static bool in_window(const struct daemon *d)
+static bool in_window(const struct jobs *J)
 {
 	time_t t = time(NULL);
 	struct tm tm;
 
 	if (!localtime_r(&t, &tm))
 		return true;
-	return ea_daemon_in_window(&d->policy->daemon, (unsigned)(tm.tm_hour * 60 + tm.tm_min));
+	return ea_daemon_in_window(&J->policy->daemon, (unsigned)(tm.tm_hour * 60 + tm.tm_min));
 }
+
+struct child_ctx {
+	int cancel_fd; /* read end of the parent's cancel pipe */
+	int result_fd; /* write end of the result pipe, O_NONBLOCK */
+};
 
 /* The child's cancel callback: the parent closed its end, or died. */
 static bool child_cancelled(void *userdata)
 {
-	struct pollfd p = { .fd = *(int *)userdata, .events = POLLIN };
+	struct child_ctx *c = userdata;
+	struct pollfd p = { .fd = c->cancel_fd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0;
+}
+
+/* Progress for extalign status; a full pipe drops it rather than wait. */
+static void child_progress(void *userdata, const struct ea_realign_progress *p)
+{
+	struct child_ctx *c = userdata;
+	struct job_msg m = { .phase = (int32_t)p->phase, .done = p->done, .total = p->total };
+
+	if (p->phase != EA_PHASE_COPY && p->phase != EA_PHASE_VERIFY)
+		return;
+	if (write(c->result_fd, &m, sizeof(m)) < 0) {
+		/* EAGAIN: the parent reads at its next tick. */
+	}
 }
 
 /*
@@ -231,7 +274,7 @@ static bool child_cancelled(void *userdata)
  * working directory (this process is ours alone) so the path-based library
  * call resolves one last component, and check it is still the late file.
  */
-static int child_run(const struct daemon *d, const struct late_file *l, int cancel_fd)
+static int child_run(const struct jobs *J, const struct late_file *l, struct child_ctx *ctx)
 {
 	_cleanup_free_ char *dir = strdup(l->path);
 	_cleanup_close_ int dfd = -1;
@@ -258,20 +301,21 @@ static int child_run(const struct daemon *d, const struct late_file *l, int canc
 		return negative_errno();
 	if (st.st_dev != l->id.dev || st.st_ino != l->id.ino)
 		return -ESTALE; /* renamed or replaced since it was listed */
-	if (d->policy->daemon.realign_max_file_size &&
-	    (uint64_t)st.st_size > d->policy->daemon.realign_max_file_size)
+	if (J->policy->daemon.realign_max_file_size &&
+	    (uint64_t)st.st_size > J->policy->daemon.realign_max_file_size)
 		return -EFBIG;
 
 	ea_realign_opts_init(&o, l->extsize);
 	o.forcealign = l->forcealign;
 	o.dev = l->id.dev;
 	o.cancel = child_cancelled;
-	o.userdata = &cancel_fd;
-	if (d->policy->daemon.realign_max_time_usec)
+	o.progress = child_progress;
+	o.userdata = ctx;
+	if (J->policy->daemon.realign_max_time_usec)
 		o.deadline_ns = now_usec(CLOCK_MONOTONIC) * 1000 +
-				d->policy->daemon.realign_max_time_usec * 1000;
-	if (d->policy->daemon.realign_bwlimit) {
-		ea_ratelimit_init(&rl, d->policy->daemon.realign_bwlimit,
+				J->policy->daemon.realign_max_time_usec * 1000;
+	if (J->policy->daemon.realign_bwlimit) {
+		ea_ratelimit_init(&rl, J->policy->daemon.realign_bwlimit,
 				  now_usec(CLOCK_MONOTONIC) * 1000);
 		o.ratelimit = &rl;
 	}
@@ -280,10 +324,9 @@ static int child_run(const struct daemon *d, const struct late_file *l, int canc
 	return (int)res.outcome;
 }
 
-static void job_start(struct daemon *d, size_t qi, dev_t disk)
+static void job_start(struct jobs *J, size_t qi, dev_t disk)
 {
-	struct jobs *J = d->jobs;
-	struct late_file *l = &d->late[J->queue[qi]];
+	struct late_file *l = &J->late->v[J->queue[qi]];
 	int cancel[2], result[2];
 	struct job *v;
 	pid_t pid;
@@ -303,21 +346,27 @@ static void job_start(struct daemon *d, size_t qi, dev_t disk)
 	if (pid < 0)
 		goto fail;
 	if (pid == 0) {
+		struct child_ctx ctx = { cancel[0], result[1] };
+		struct job_msg m = { .final = 1 };
 		sigset_t all;
-		int rc;
 
 		/* The parent blocked these for its signalfd; a job wants defaults. */
 		sigfillset(&all);
 		sigprocmask(SIG_UNBLOCK, &all, NULL);
 		close(cancel[1]);
 		close(result[0]);
-		rc = child_run(d, l, cancel[0]);
-		if (write(result[1], &rc, sizeof(rc)) != sizeof(rc))
+		fcntl(result[1], F_SETFL, O_NONBLOCK);
+		m.rc = child_run(J, l, &ctx);
+		/* The outcome must get through: wait for room now. */
+		fcntl(result[1], F_SETFL, 0);
+		if (write(result[1], &m, sizeof(m)) != sizeof(m))
 			_exit(2);
 		_exit(0);
 	}
 	close(cancel[0]);
 	close(result[1]);
+	/* Progress is read at every tick: never wait for it. */
+	fcntl(result[0], F_SETFL, O_NONBLOCK);
 	v[J->n_run++] = (struct job){
 		.pid = pid,
 		.cancel_fd = cancel[1],
@@ -326,10 +375,12 @@ static void job_start(struct daemon *d, size_t qi, dev_t disk)
 		.disk = disk,
 	};
 	l->queue = "running";
+	snprintf(l->reason, sizeof(l->reason), "starting");
+	l->done = l->total = 0;
 	memmove(&J->queue[qi], &J->queue[qi + 1], (J->n_queue - qi - 1) * sizeof(*J->queue));
 	J->n_queue--;
-	d->state_dirty = true;
-	log_full(&d->log, LOG_INFO, l->rule, l->path, 0, "realignment started");
+	J->report->dirty = true;
+	log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0, "realignment started");
 	return;
 fail:
 	close(cancel[0]);
@@ -338,9 +389,36 @@ fail:
 	close(result[1]);
 }
 
-void jobs_reap(struct daemon *d)
+/* Read what a child said so far: progress into its late entry, the
+ * outcome into the job. */
+static void job_drain(struct jobs *J, struct job *j)
 {
-	struct jobs *J = d->jobs;
+	struct late_file *l = &J->late->v[j->late];
+	struct job_msg m;
+
+	while (read(j->result_fd, &m, sizeof(m)) == sizeof(m)) {
+		if (m.final) {
+			j->ended = true;
+			j->rc = m.rc;
+			return;
+		}
+		snprintf(l->reason, sizeof(l->reason), "%s",
+			 m.phase == EA_PHASE_VERIFY ? "verifying" : "copying");
+		l->done = m.done;
+		l->total = m.total;
+		J->report->dirty = true;
+	}
+}
+
+void jobs_progress(struct jobs *J)
+{
+	for (size_t i = 0; i < J->n_run; i++)
+		if (!J->run[i].ended)
+			job_drain(J, &J->run[i]);
+}
+
+void jobs_reap(struct jobs *J)
+{
 	pid_t pid;
 	int status;
 
@@ -352,35 +430,37 @@ void jobs_reap(struct daemon *d)
 
 			if (j->pid != pid)
 				continue;
-			l = &d->late[j->late];
-			if (read(j->result_fd, &rc, sizeof(rc)) != sizeof(rc))
-				rc = -EIO;
+			l = &J->late->v[j->late];
+			if (!j->ended)
+				job_drain(J, j);
+			rc = j->ended ? j->rc : -EIO;
+			l->reason[0] = 0;
 			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
 				l->queue = "done";
-				d->counters[EA_CNT_JOBS_DONE]++;
-				log_full(&d->log, LOG_INFO, l->rule, l->path, 0, "realigned");
+				J->report->counters[EA_CNT_JOBS_DONE]++;
+				log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0,
+					 "realigned");
 			} else if (rc == EA_REALIGN_CANCELLED) {
 				l->queue = "queued";
-				jobs_queue(d, j->late);
+				jobs_queue(J, j->late);
 			} else {
 				l->queue = rc == EA_REALIGN_SKIPPED	  ? "skipped"
 					   : rc == EA_REALIGN_UNSUPPORTED ? "unsupported"
 									  : "failed";
-				d->counters[EA_CNT_JOBS_FAILED]++;
-				log_full(&d->log, LOG_NOTICE, l->rule, l->path, rc < 0 ? rc : 0,
-					 "realignment %s", l->queue);
+				J->report->counters[EA_CNT_JOBS_FAILED]++;
+				log_full(&J->report->log, LOG_NOTICE, l->rule, l->path,
+					 rc < 0 ? rc : 0, "realignment %s", l->queue);
 			}
 			job_close(j);
 			*j = J->run[--J->n_run];
-			d->state_dirty = true;
+			J->report->dirty = true;
 			break;
 		}
 	}
 }
 
-void jobs_stop_all(struct daemon *d)
+void jobs_stop_all(struct jobs *J)
 {
-	struct jobs *J = d->jobs;
 
 	if (!J)
 		return;
@@ -392,18 +472,17 @@ void jobs_stop_all(struct daemon *d)
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
-		jobs_reap(d);
+		jobs_reap(J);
 	}
 	for (size_t i = 0; i < J->n_run; i++)
 		kill(J->run[i].pid, SIGKILL); /* the library survives a kill at any point */
 }
 
-bool jobs_running_on(const struct daemon *d, struct file_id id)
+bool jobs_running_on(const struct jobs *J, struct file_id id)
 {
-	const struct jobs *J = d->jobs;
 
 	for (size_t i = 0; J && i < J->n_run; i++) {
-		const struct late_file *l = &d->late[J->run[i].late];
+		const struct late_file *l = &J->late->v[J->run[i].late];
 
 		if (l->id.dev == id.dev && l->id.ino == id.ino)
 			return true;
@@ -411,59 +490,120 @@ bool jobs_running_on(const struct daemon *d, struct file_id id)
 	return false;
 }
 
-uint64_t jobs_poll_usec(const struct daemon *d)
+/* Why the queued files wait, for extalign status. */
+static void __attribute__((format(printf, 2, 3))) queue_reason(struct jobs *J, const char *fmt, ...)
 {
-	return d->jobs && d->jobs->n_queue ? d->policy->daemon.idle_poll_usec : 0;
+	char buf[sizeof(((struct late_file *)0)->reason)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < J->n_queue; i++) {
+		struct late_file *l = &J->late->v[J->queue[i]];
+
+		if (strcmp(l->reason, buf)) {
+			memcpy(l->reason, buf, sizeof(buf));
+			J->report->dirty = true;
+		}
+	}
 }
 
-void jobs_tick(struct daemon *d)
+/* Is the machine idle?  When not, the queue says which limit is over. */
+static bool machine_idle(struct jobs *J)
 {
-	const struct ea_daemon_conf *c = &d->policy->daemon;
-	struct jobs *J = d->jobs;
-	uint64_t now = now_usec(CLOCK_MONOTONIC);
-	bool idle, scan_due;
+	const struct ea_daemon_conf *c = &J->policy->daemon;
+	double psi, load;
 
-	if (!J || now < J->next_poll)
-		return;
+	if (!c->realign || J->no_realign) {
+		queue_reason(J, "realignment is off (%s)",
+			     J->no_realign ? "--no-realign" : "realign = no in [daemon]");
+		return false;
+	}
+	if (!in_window(J)) {
+		queue_reason(J, "outside realign_windows");
+		return false;
+	}
+	psi = io_pressure();
+	if (psi > c->idle_io_pressure) {
+		queue_reason(J, "I/O pressure %.1f%% over idle_io_pressure %.1f%%", psi,
+			     c->idle_io_pressure);
+		return false;
+	}
+	load = load_per_cpu();
+	if (load > c->idle_cpu_load) {
+		queue_reason(J, "load %.2f per CPU over idle_cpu_load %.2f", load,
+			     c->idle_cpu_load);
+		return false;
+	}
+	return true;
+}
+
+enum jobs_tick jobs_tick(struct jobs *J)
+{
+	const struct ea_daemon_conf *c = &J->policy->daemon;
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
+	bool scan_due;
+
+	jobs_progress(J);
+	if (now < J->next_poll)
+		return JOBS_WAIT;
 	/* The first scan runs at the first idle moment: files that were
 	 * misaligned before the daemon came are what realign = yes is for. */
 	if (!J->next_scan)
 		J->next_scan = now;
-	scan_due = c->realign && !d->no_realign && now >= J->next_scan;
+	scan_due = c->realign && !J->no_realign && now >= J->next_scan;
 	if (!J->n_queue && !J->n_run && !scan_due)
-		return;
+		return JOBS_WAIT;
 	J->next_poll = now + (c->idle_poll_usec ? c->idle_poll_usec : 1000000);
 
-	idle = c->realign && !d->no_realign && in_window(d) &&
-	       io_pressure() <= c->idle_io_pressure && load_per_cpu() <= c->idle_cpu_load;
 	/* Disk busy-ness is judged per disk when a job would start there: a
 	 * running job makes its own disk busy and must not stop itself. */
-	if (!idle) {
+	if (!machine_idle(J)) {
 		J->idle_since = 0;
 		for (size_t i = 0; i < J->n_run; i++)
 			closep(&J->run[i].cancel_fd);
-		return;
+		return JOBS_WAIT;
 	}
 	if (!J->idle_since)
 		J->idle_since = now;
-	if (now - J->idle_since < c->idle_time_usec)
-		return;
+	if (now - J->idle_since < c->idle_time_usec) {
+		queue_reason(J, "idle for %" PRIu64 "s of idle_time %" PRIu64 "s",
+			     (now - J->idle_since) / 1000000, c->idle_time_usec / 1000000);
+		return JOBS_WAIT;
+	}
 	if (scan_due) {
 		J->next_scan = now + c->realign_scan_interval_usec;
-		apply_realign_scan(d);
+		return JOBS_IDLE_SCAN;
 	}
+	return JOBS_IDLE;
+}
+
+void jobs_start(struct jobs *J)
+{
+	const struct ea_daemon_conf *c = &J->policy->daemon;
+	uint64_t now = now_usec(CLOCK_MONOTONIC);
 
 	for (size_t qi = 0; qi < J->n_queue;) {
-		const struct late_file *l = &d->late[J->queue[qi]];
+		struct late_file *l = &J->late->v[J->queue[qi]];
 		dev_t disk = whole_disk(l->id.dev);
 		struct disk_sample *s = disk_sample(J, disk, now);
 
-		if (disk_has_job(J, disk) || (s && s->busy > c->idle_disk_util)) {
+		if (disk_has_job(J, disk)) {
+			snprintf(l->reason, sizeof(l->reason), "another job on disk %u:%u",
+				 major(disk), minor(disk));
 			qi++;
 			continue;
 		}
-		job_start(d, qi, disk); /* removes queue[qi] on success */
-		if (qi < J->n_queue && &d->late[J->queue[qi]] == l)
+		if (s && s->busy > c->idle_disk_util) {
+			snprintf(l->reason, sizeof(l->reason),
+				 "disk %u:%u %.0f%% busy, over idle_disk_util %.0f%%", major(disk),
+				 minor(disk), s->busy, c->idle_disk_util);
+			qi++;
+			continue;
+		}
+		job_start(J, qi, disk); /* removes queue[qi] on success */
+		if (qi < J->n_queue && &J->late->v[J->queue[qi]] == l)
 			qi++;
 	}
 }

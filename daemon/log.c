@@ -3,17 +3,21 @@
  * Two targets: the journal with fields a query can select on (RULE=, PATH=,
  * ERRNO=), when stderr is the journal stream systemd gave us; otherwise one
  * line per message on stderr with the "<N>" priority prefix that systemd and
- * syslog-style collectors understand.
+ * syslog-style collectors understand, or without it on a terminal, where a
+ * person reads it.
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <syslog.h>
+#include <time.h>
 #include <systemd/sd-journal.h>
 
-#include "extalignd.h"
+#include "util.h"
 #include "extalign/macro.h"
 
 /* JOURNAL_STREAM is "dev:ino" of the stream systemd connected to stderr.  It
@@ -31,6 +35,26 @@ static bool stderr_is_journal(void)
 	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
 }
 
+bool log_target_valid(const char *target)
+{
+	return !strcmp(target, "auto") || !strcmp(target, "journal") || !strcmp(target, "stderr");
+}
+
+/* sd_journal_sendv() reports success when nothing listens: look first. */
+static bool journal_listening(void)
+{
+	struct stat st;
+
+	return stat(JOURNAL_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+static void journal_gone(struct ealog *l, int err)
+{
+	fprintf(stderr, "extalignd: the journal is not available (%s: %s), logging to stderr\n",
+		JOURNAL_SOCKET, strerror(err));
+	l->journal = false;
+}
+
 void log_setup(struct ealog *l, const char *target, bool verbose)
 {
 	if (target && !strcmp(target, "journal"))
@@ -39,13 +63,17 @@ void log_setup(struct ealog *l, const char *target, bool verbose)
 		l->journal = false;
 	else
 		l->journal = stderr_is_journal();
+	if (l->journal && !journal_listening())
+		journal_gone(l, errno ? errno : ENOTSOCK);
+	l->prefix = !isatty(STDERR_FILENO);
 	l->max_level = verbose ? LOG_DEBUG : LOG_INFO;
 }
 
-void log_full(const struct ealog *l, int prio, const char *rule, const char *path, int err,
+void log_full(struct ealog *l, int prio, const char *rule, const char *path, int err,
 	      const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;
+	char pre[8] = "";
 	va_list ap;
 	int saved = errno;
 
@@ -77,18 +105,68 @@ void log_full(const struct ealog *l, int prio, const char *rule, const char *pat
 		if (ok) {
 			for (size_t i = 0; i < n; i++)
 				iov[i] = (struct iovec){ f[i], strlen(f[i]) };
+			int r = sd_journal_sendv(iov, (int)n);
+
 			/* journald gone (stopped, or a test): stderr still works. */
-			ok = sd_journal_sendv(iov, (int)n) >= 0;
+			ok = r >= 0;
+			if (!ok)
+				journal_gone(l, -r);
 		}
 		for (size_t i = 0; i < n; i++)
 			free(f[i]);
 		if (ok)
 			goto out;
 	}
+	if (l->prefix)
+		snprintf(pre, sizeof(pre), "<%d>", prio);
 	/* One fprintf so that concurrent writers do not interleave a line. */
-	fprintf(stderr, "<%d>%s%s%s%s%s%s%s%s\n", prio, rule ? "rule " : "", rule ? rule : "",
+	fprintf(stderr, "%s%s%s%s%s%s%s%s%s\n", pre, rule ? "rule " : "", rule ? rule : "",
 		rule ? ": " : "", path ? path : "", path ? ": " : "", msg, err ? ": " : "",
 		err ? strerror(-err) : "");
 out:
 	errno = saved;
+}
+
+void report_error(struct report *rep, const char *rule, const char *path, int err, const char *fmt,
+		  ...)
+{
+	struct ea_state_error *e = &rep->errors[rep->n_errors_total % ERROR_RING];
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	log_full(&rep->log, LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+
+	rep->counters[EA_CNT_ERRORS]++;
+	rep->dirty = true;
+	free(e->rule);
+	free(e->path);
+	free(e->msg);
+	*e = (struct ea_state_error){
+		.usec = now_usec(CLOCK_REALTIME),
+		.err = -err,
+		.rule = rule ? strdup(rule) : NULL,
+		.path = path ? strdup(path) : NULL,
+		.msg = TAKE_PTR(msg),
+	};
+	rep->n_errors_total++;
+}
+
+void report_count(struct report *rep, enum ea_state_counter c)
+{
+	rep->counters[c]++;
+	rep->dirty = true;
+}
+
+void report_free(struct report *rep)
+{
+	for (size_t i = 0; i < ERROR_RING; i++) {
+		free(rep->errors[i].rule);
+		free(rep->errors[i].path);
+		free(rep->errors[i].msg);
+		rep->errors[i] = (struct ea_state_error){ 0 };
+	}
 }

@@ -3,6 +3,14 @@
  * extalignd: the event loop.  One thread, one epoll: the fanotify (or
  * inotify) descriptor, a signalfd for SIGTERM/SIGINT/SIGHUP/SIGCHLD and a
  * timerfd for the watchdog, the state file and the realignment jobs.
+ *
+ * main owns the loop and wires the parts, whose data flows one way:
+ *	watch  kernel events -> "a new name in this directory"
+ *	apply  name -> rule -> hint set, inheritance noted, or a late file
+ *	jobs   late files -> realigned at idle time
+ * None of them calls another; what one needs of another is a hook set here.
+ * Everything the daemon knows lives in one struct daemon; there is no
+ * global state (signals arrive on a signalfd).
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -12,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -20,13 +29,20 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
-#include "extalignd.h"
+#include "apply.h"
+#include "jobs.h"
+#include "late.h"
+#include "util.h"
+#include "watch.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 
 #ifndef EXTALIGN_VERSION
 #define EXTALIGN_VERSION "unknown"
 #endif
+
+/* systemd's StateDirectory=extalign, when not run by systemd. */
+#define EA_PERSISTENT_DIR "/var/lib/extalign"
 
 /* How often the loop wakes without events: state file, STATUS=, jobs. */
 #define TICK_USEC 200000ULL
@@ -37,41 +53,32 @@
 
 enum { EV_FANOTIFY = 1, EV_INOTIFY, EV_SIGNAL, EV_TIMER };
 
-uint64_t now_usec(int clock)
-{
-	struct timespec ts;
+struct daemon {
+	/* options */
+	const char *config;
+	const char *config_dir; /* NULL: none with --config, default otherwise */
+	const char *state_dir;
+	const char *persistent_dir; /* what must survive a reboot: the late list */
+	bool no_realign;
 
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
+	struct report report;
+	struct ea_policy *policy;
+	struct watch watch;
+	struct apply apply;
+	struct late_list late;
+	struct jobs *jobs;
 
-void daemon_error(struct daemon *d, const char *rule, const char *path, int err, const char *fmt,
-		  ...)
-{
-	struct ea_state_error *e = &d->errors[d->n_errors_total % ERROR_RING];
-	_cleanup_free_ char *msg = NULL;
-	va_list ap;
+	int epoll_fd, signal_fd, timer_fd;
+	int state_dir_fd;
+	int persistent_dir_fd;
 
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	log_full(&d->log, LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+	uint64_t start_realtime_usec;
+	uint64_t watchdog_usec;
+	uint64_t last_state_usec; /* monotonic */
+	const char *phase;
+};
 
-	d->counters[EA_CNT_ERRORS]++;
-	d->state_dirty = true;
-	free(e->rule);
-	free(e->path);
-	free(e->msg);
-	*e = (struct ea_state_error){
-		.usec = now_usec(CLOCK_REALTIME),
-		.err = -err,
-		.rule = rule ? strdup(rule) : NULL,
-		.path = path ? strdup(path) : NULL,
-		.msg = TAKE_PTR(msg),
-	};
-	d->n_errors_total++;
-}
+#define log_msg(d, prio, ...) report_log(&(d)->report, prio, __VA_ARGS__)
 
 static unsigned count_diag_errors(const struct ea_diags *diags)
 {
@@ -94,10 +101,10 @@ static void log_diags(struct daemon *d, const struct ea_diags *diags)
 		const struct ea_diag *g = &diags->items[i];
 
 		if (g->line)
-			log_full(&d->log, LOG_ERR, NULL, g->file, 0, "line %u: %s", g->line,
+			log_full(&d->report.log, LOG_ERR, NULL, g->file, 0, "line %u: %s", g->line,
 				 g->msg);
 		else
-			log_full(&d->log, LOG_ERR, NULL, g->file, 0, "%s", g->msg);
+			log_full(&d->report.log, LOG_ERR, NULL, g->file, 0, "%s", g->msg);
 	}
 }
 
@@ -105,25 +112,25 @@ static void set_policy(struct daemon *d, struct ea_policy *p)
 {
 	ea_policy_free(d->policy);
 	d->policy = p;
-	d->project_rules = false;
-	for (size_t i = 0; i < p->n_rules; i++)
-		if (p->rules[i].kind == EA_RULE_PROJECT)
-			d->project_rules = true;
+	d->watch.policy = p;
+	apply_set_policy(&d->apply, p);
+	if (d->jobs)
+		jobs_set_policy(d->jobs, p);
 }
 
 static const char *watcher_name(const struct daemon *d)
 {
-	return d->backend == EA_WATCH_INOTIFY ? "inotify" : "fanotify";
+	return d->watch.backend == EA_WATCH_INOTIFY ? "inotify" : "fanotify";
 }
 
-void daemon_notify_status(struct daemon *d)
+static void daemon_notify_status(struct daemon *d)
 {
-	const uint64_t *c = d->counters;
+	const uint64_t *c = d->report.counters;
 
 	sd_notifyf(0,
 		   "STATUS=%s: %zu rules, %zu filesystems (%s), %" PRIu64 " hinted, %" PRIu64
 		   " inherited, %" PRIu64 " late, %" PRIu64 " unsupported, %" PRIu64 " errors",
-		   d->phase, d->policy ? d->policy->n_rules : 0, d->n_marks, watcher_name(d),
+		   d->phase, d->policy ? d->policy->n_rules : 0, d->watch.n_marks, watcher_name(d),
 		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_INHERIT],
 		   c[EA_CNT_FILES_INHERITED] + c[EA_CNT_DIRS_INHERITED], c[EA_CNT_FILES_LATE],
 		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS]);
@@ -143,43 +150,151 @@ static int state_write(struct daemon *d)
 
 	if (d->state_dir_fd < 0)
 		return 0;
-	memcpy(s.counters, d->counters, sizeof(s.counters));
+	memcpy(s.counters, d->report.counters, sizeof(s.counters));
 	s.config = strdup(d->config ? d->config : EA_POLICY_CONF);
 	s.watcher = strdup(watcher_name(d));
 	s.phase = strdup(d->phase);
 	if (!s.config || !s.watcher || !s.phase)
 		r = -ENOMEM;
-	for (size_t i = 0; !r && i < d->n_marks; i++)
-		r = ea_state_add_mark(&s, d->marks[i].path, d->marks[i].fstype, d->marks[i].how);
+	for (size_t i = 0; !r && i < d->watch.n_marks; i++) {
+		const struct fsmark *m = &d->watch.marks[i];
+
+		r = ea_state_add_mark(&s, m->path, m->fstype, m->how);
+	}
 	/* The ring from oldest to newest. */
-	n = d->n_errors_total < ERROR_RING ? d->n_errors_total : ERROR_RING;
-	first = d->n_errors_total - n;
-	for (size_t i = first; !r && i < d->n_errors_total; i++) {
-		const struct ea_state_error *e = &d->errors[i % ERROR_RING];
+	n = d->report.n_errors_total < ERROR_RING ? d->report.n_errors_total : ERROR_RING;
+	first = d->report.n_errors_total - n;
+	for (size_t i = first; !r && i < d->report.n_errors_total; i++) {
+		const struct ea_state_error *e = &d->report.errors[i % ERROR_RING];
 
 		r = ea_state_add_error(&s, e->usec, e->err, e->rule, e->path, e->msg);
 	}
-	first = d->n_late > STATE_LATE_MAX ? d->n_late - STATE_LATE_MAX : 0;
-	for (size_t i = first; !r && i < d->n_late; i++) {
-		const struct late_file *l = &d->late[i];
+	first = d->late.n > STATE_LATE_MAX ? d->late.n - STATE_LATE_MAX : 0;
+	for (size_t i = first; !r && i < d->late.n; i++) {
+		const struct late_file *l = &d->late.v[i];
 
 		r = ea_state_add_late(&s, l->usec, l->rule, l->path, l->queue);
+		if (!r && (l->reason[0] || l->total))
+			r = ea_state_set_job(&s, l->reason, l->done, l->total);
 	}
 	if (!r)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
 	ea_state_free(&s);
 	if (r < 0)
-		log_full(&d->log, LOG_WARNING, NULL, d->state_dir, r,
+		log_full(&d->report.log, LOG_WARNING, NULL, d->state_dir, r,
 			 "cannot write the state file");
 	return r;
+}
+
+#define LATE_FILE "late"
+
+/*
+ * The late list that must outlive the daemon (issue: a restart or reboot
+ * forgot every file waiting for realignment): the entries not finished, in
+ * the state file's format, replaced atomically under the persistent
+ * directory.  Only rule and path are kept; the file's identity and hint are
+ * established again at load, from the disk and the rules of that time.
+ */
+static void late_save(struct daemon *d)
+{
+	struct ea_state s = { .version = EA_STATE_VERSION, .pid = getpid() };
+	int r = 0;
+
+	if (d->persistent_dir_fd < 0)
+		return;
+	for (size_t i = 0; !r && i < d->late.n; i++) {
+		const struct late_file *l = &d->late.v[i];
+
+		if (!strcmp(l->queue, "listed") || !strcmp(l->queue, "queued") ||
+		    !strcmp(l->queue, "running"))
+			r = ea_state_add_late(&s, l->usec, l->rule, l->path,
+					      strcmp(l->queue, "running") ? l->queue : "queued");
+	}
+	if (!r)
+		r = ea_state_write_at(d->persistent_dir_fd, LATE_FILE, &s);
+	ea_state_free(&s);
+	if (r < 0)
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
+			 "cannot save the late list");
+}
+
+/*
+ * One saved entry back into the list, if it still is what it was: its rule
+ * exists, the path lies under the rule's directory, its directory opens
+ * without a symlink anywhere, and the name is a regular file with one link.
+ */
+static int late_restore_one(struct daemon *d, const struct ea_state_late *e)
+{
+	const struct ea_rule *rule = NULL;
+	_cleanup_free_ char *dir = strdup(e->path);
+	_cleanup_close_ int dfd = -1;
+	struct ea_hint h;
+	struct stat st;
+	size_t len, index;
+	char *slash;
+	int r;
+
+	if (!dir)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->policy->n_rules && !rule; i++)
+		if (!strcmp(d->policy->rules[i].name, e->rule))
+			rule = &d->policy->rules[i];
+	if (!rule || rule->kind != EA_RULE_DIRECTORY || !ea_rule_hint(rule, false, &h))
+		return 0; /* the rule is gone or changed kind */
+	len = strlen(rule->directory);
+	if (strncmp(e->path, rule->directory, len) || e->path[len] != '/')
+		return 0;
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir || !name_is_component(slash + 1))
+		return 0;
+	*slash = 0;
+	dfd = open_tree(dir, O_PATH);
+	if (dfd < 0)
+		return 0; /* gone, or a symlink now: not ours */
+	if (fstatat(dfd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1)
+		return 0;
+	r = late_add(&d->late, (struct file_id){ st.st_dev, st.st_ino }, rule->name, e->path,
+		     h.extsize, h.forcealign, d->policy->daemon.realign_queue_max, &index);
+	if (r <= 0)
+		return r;
+	d->late.v[index].usec = e->usec;
+	if (rule->realign && d->policy->daemon.realign && !d->no_realign)
+		jobs_queue(d->jobs, index);
+	return 1;
+}
+
+static void late_load(struct daemon *d)
+{
+	struct ea_state s = { 0 };
+	unsigned n = 0;
+	int r;
+
+	if (d->persistent_dir_fd < 0)
+		return;
+	r = ea_state_read_at(d->persistent_dir_fd, LATE_FILE, &s, NULL);
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
+			 "cannot read the saved late list, starting without it");
+		return;
+	}
+	for (size_t i = 0; i < s.n_late; i++)
+		if (late_restore_one(d, &s.late[i]) > 0)
+			n++;
+	ea_state_free(&s);
+	if (n)
+		log_msg(d, LOG_INFO, "%u late files from before the restart listed again", n);
 }
 
 /* State file and STATUS= now, whether or not anything changed. */
 static void publish(struct daemon *d)
 {
 	state_write(d);
+	late_save(d);
 	daemon_notify_status(d);
-	d->state_dirty = false;
+	d->report.dirty = false;
 	d->last_state_usec = now_usec(CLOCK_MONOTONIC);
 }
 
@@ -198,9 +313,9 @@ static void reload(struct daemon *d)
 
 		log_diags(d, &diags);
 		ea_diags_free(&diags);
-		daemon_error(d, NULL, d->config ? d->config : EA_POLICY_CONF, r,
+		report_error(&d->report, NULL, d->config ? d->config : EA_POLICY_CONF, r,
 			     "new configuration has %u errors, keeping the old rules", n);
-		d->counters[EA_CNT_RELOAD_FAILURES]++;
+		d->report.counters[EA_CNT_RELOAD_FAILURES]++;
 		d->phase = "running";
 		publish(d);
 		/* After publish(): this STATUS= is the one a watcher should see. */
@@ -211,11 +326,11 @@ static void reload(struct daemon *d)
 	}
 	ea_diags_free(&diags);
 	set_policy(d, p);
-	watch_setup(d);
-	watch_prune(d);
+	watch_setup(&d->watch);
+	watch_prune(&d->watch);
 	/* New rules may cover directories that exist already. */
-	apply_rescan(d, false);
-	d->counters[EA_CNT_RELOADS]++;
+	apply_rescan(&d->apply, false);
+	d->report.counters[EA_CNT_RELOADS]++;
 	d->phase = "running";
 	log_msg(d, LOG_INFO, "configuration reloaded: %zu rules", p->n_rules);
 	publish(d);
@@ -267,8 +382,17 @@ static void tick(struct daemon *d)
 	/* Every tick is far below any sane WatchdogSec=: ping each time. */
 	if (d->watchdog_usec)
 		sd_notify(0, "WATCHDOG=1");
-	jobs_tick(d);
-	if (d->state_dirty && now - d->last_state_usec >= STATE_MIN_INTERVAL_USEC)
+	switch (jobs_tick(d->jobs)) {
+	case JOBS_IDLE_SCAN:
+		apply_realign_scan(&d->apply);
+		/* fall through */
+	case JOBS_IDLE:
+		jobs_start(d->jobs);
+		break;
+	case JOBS_WAIT:
+		break;
+	}
+	if (d->report.dirty && now - d->last_state_usec >= STATE_MIN_INTERVAL_USEC)
 		publish(d);
 }
 
@@ -288,7 +412,7 @@ static bool on_signal(struct daemon *d)
 			reload(d);
 			break;
 		case SIGCHLD:
-			jobs_reap(d);
+			jobs_reap(d->jobs);
 			break;
 		}
 	}
@@ -311,10 +435,10 @@ static int run(struct daemon *d)
 
 			switch (evs[i].data.u64) {
 			case EV_FANOTIFY:
-				r = watch_fanotify_read(d);
+				r = watch_fanotify_read(&d->watch);
 				break;
 			case EV_INOTIFY:
-				r = watch_inotify_read(d);
+				r = watch_inotify_read(&d->watch);
 				break;
 			case EV_TIMER:
 				tick(d);
@@ -325,13 +449,68 @@ static int run(struct daemon *d)
 				break;
 			}
 			if (r < 0)
-				daemon_error(d, NULL, NULL, r, "reading events failed");
+				report_error(&d->report, NULL, NULL, r, "reading events failed");
 		}
-		if (d->rescan_pending) {
-			d->rescan_pending = false;
-			apply_rescan(d, true);
+		if (d->watch.rescan_pending) {
+			d->watch.rescan_pending = false;
+			apply_rescan(&d->apply, true);
 		}
 	}
+}
+
+/* ---- the wiring: each part's hooks, answered by the part that knows ---- */
+
+static void on_name(void *userdata, const struct new_name *n)
+{
+	struct daemon *d = userdata;
+
+	apply_name(&d->apply, n);
+}
+
+static bool file_busy(void *userdata, struct file_id id)
+{
+	struct daemon *d = userdata;
+
+	return jobs_running_on(d->jobs, id);
+}
+
+static void dir_seen(void *userdata, int dirfd, const char *path)
+{
+	struct daemon *d = userdata;
+
+	watch_inotify_add_tree(&d->watch, dirfd, path);
+}
+
+static void late_listed(void *userdata, size_t index)
+{
+	struct daemon *d = userdata;
+
+	jobs_queue(d->jobs, index);
+}
+
+static const struct fsmark *fs_of(void *userdata, dev_t dev)
+{
+	struct daemon *d = userdata;
+
+	return watch_find_dev(&d->watch, dev);
+}
+
+static void wire(struct daemon *d)
+{
+	d->watch.report = &d->report;
+	d->watch.on_name = on_name;
+	d->watch.userdata = d;
+	d->apply.report = &d->report;
+	d->apply.late = &d->late;
+	d->apply.no_realign = d->no_realign;
+	d->apply.start_realtime_usec = d->start_realtime_usec;
+	d->apply.hooks = (struct apply_hooks){
+		.userdata = d,
+		.busy = file_busy,
+		.dir_seen = dir_seen,
+		.late_listed = late_listed,
+		.fs_of = fs_of,
+	};
 }
 
 static void usage(FILE *out)
@@ -342,6 +521,8 @@ static void usage(FILE *out)
 	      "      --config-dir DIR   drop-in directory to read as well\n"
 	      "  -f, --foreground       stay in the foreground (extalignd never forks)\n"
 	      "      --state-dir DIR    where the state file goes (" EA_STATE_DIR ")\n"
+	      "      --persistent-dir DIR  where the late list is kept across restarts\n"
+	      "                         ($STATE_DIRECTORY, else " EA_PERSISTENT_DIR ")\n"
 	      "      --watch BACKEND    auto, fanotify or inotify (overrides [daemon] watch)\n"
 	      "      --log-target T     auto, journal or stderr\n"
 	      "      --no-realign       list late files but never rewrite them\n"
@@ -354,30 +535,81 @@ static void usage(FILE *out)
 
 static void daemon_free(struct daemon *d)
 {
-	jobs_free(d);
-	watch_teardown(d);
-	late_free(d);
-	for (size_t i = 0; i < ERROR_RING; i++) {
-		free(d->errors[i].rule);
-		free(d->errors[i].path);
-		free(d->errors[i].msg);
-	}
+	jobs_free(d->jobs);
+	d->jobs = NULL;
+	watch_teardown(&d->watch);
+	late_free(&d->late);
+	apply_free(&d->apply);
+	report_free(&d->report);
 	ea_policy_free(d->policy);
 	d->policy = NULL;
-	closep(&d->fan_fd);
-	closep(&d->ino_fd);
+	closep(&d->watch.fan_fd);
+	closep(&d->watch.ino_fd);
 	closep(&d->epoll_fd);
 	closep(&d->signal_fd);
 	closep(&d->timer_fd);
 	closep(&d->state_dir_fd);
+	closep(&d->persistent_dir_fd);
 }
 
-static int open_state_dir(struct daemon *d)
+/*
+ * One daemon per directory: two would overwrite each other's state file and
+ * late list, and race on every new file.  The lock is on the directory
+ * itself (flock() works on a directory's descriptor), so there is no lock
+ * file to leave behind, and the kernel drops it when the daemon dies.
+ */
+static int lock_dir(struct daemon *d, int fd, const char *path)
 {
-	if (mkdir(d->state_dir, 0755) < 0 && errno != EEXIST)
+	struct ea_state s = { 0 };
+
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK)
 		return negative_errno();
-	d->state_dir_fd = open_tree(d->state_dir, O_RDONLY);
-	return d->state_dir_fd < 0 ? d->state_dir_fd : 0;
+	/* The holder's pid, from its state file when it is there. */
+	if (d->state_dir_fd >= 0 &&
+	    ea_state_read_at(d->state_dir_fd, EA_STATE_FILE, &s, NULL) == 0 && s.pid > 0)
+		log_full(&d->report.log, LOG_ERR, NULL, NULL, 0,
+			 "another extalignd (pid %d) is using %s, not starting", (int)s.pid, path);
+	else
+		log_full(&d->report.log, LOG_ERR, NULL, NULL, 0,
+			 "another extalignd is using %s, not starting", path);
+	ea_state_free(&s);
+	return -EBUSY;
+}
+
+static int open_dir(const char *path, mode_t mode, bool trusted, int *ret)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return negative_errno();
+	if (trusted) {
+		*ret = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return *ret < 0 ? negative_errno() : 0;
+	}
+	*ret = open_tree(path, O_RDONLY);
+	return *ret < 0 ? *ret : 0;
+}
+
+/* -EBUSY when another daemon has one of them; other errors only cost a feature. */
+static int open_state_dirs(struct daemon *d)
+{
+	int r;
+
+	r = open_dir(d->state_dir, 0755, false, &d->state_dir_fd);
+	if (r < 0)
+		log_full(&d->report.log, LOG_WARNING, NULL, d->state_dir, r,
+			 "no state file: extalign status will not see this daemon");
+	else if (lock_dir(d, d->state_dir_fd, d->state_dir) == -EBUSY)
+		return -EBUSY;
+	/* Named by the admin or systemd (StateDirectory= with DynamicUser= is
+	 * a symlink into /var/lib/private): opened as given. */
+	r = open_dir(d->persistent_dir, 0700, true, &d->persistent_dir_fd);
+	if (r < 0)
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
+			 "the late list will not survive a restart");
+	else if (lock_dir(d, d->persistent_dir_fd, d->persistent_dir) == -EBUSY)
+		return -EBUSY;
+	return 0;
 }
 
 /* One fd per inotify watch and per filesystem: use all we may have. */
@@ -393,12 +625,21 @@ static void raise_nofile(void)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_CONFIG_DIR = 256, OPT_STATE_DIR, OPT_WATCH, OPT_LOG, OPT_NO_REALIGN, OPT_CHECK };
+	enum {
+		OPT_CONFIG_DIR = 256,
+		OPT_STATE_DIR,
+		OPT_PERSISTENT_DIR,
+		OPT_WATCH,
+		OPT_LOG,
+		OPT_NO_REALIGN,
+		OPT_CHECK,
+	};
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "config-dir", required_argument, NULL, OPT_CONFIG_DIR },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "persistent-dir", required_argument, NULL, OPT_PERSISTENT_DIR },
 		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "log-target", required_argument, NULL, OPT_LOG },
 		{ "no-realign", no_argument, NULL, OPT_NO_REALIGN },
@@ -413,14 +654,14 @@ int main(int argc, char **argv)
 		.epoll_fd = -1,
 		.signal_fd = -1,
 		.timer_fd = -1,
-		.fan_fd = -1,
-		.ino_fd = -1,
+		.watch = { .fan_fd = -1, .ino_fd = -1 },
 		.state_dir_fd = -1,
+		.persistent_dir_fd = -1,
 		.phase = "starting",
 	};
 	struct ea_diags diags = EA_DIAGS_INIT;
 	struct ea_policy *p = NULL;
-	_cleanup_free_ char *config_abs = NULL;
+	_cleanup_free_ char *config_abs = NULL, *persistent_env = NULL;
 	const char *log_target = NULL;
 	bool verbose = false, check = false;
 	sigset_t mask;
@@ -439,15 +680,24 @@ int main(int argc, char **argv)
 		case OPT_STATE_DIR:
 			d.state_dir = optarg;
 			break;
+		case OPT_PERSISTENT_DIR:
+			d.persistent_dir = optarg;
+			break;
 		case OPT_WATCH:
 			if (strcmp(optarg, "auto") && strcmp(optarg, "fanotify") &&
 			    strcmp(optarg, "inotify")) {
 				fprintf(stderr, "extalignd: --watch: auto, fanotify or inotify\n");
 				return 2;
 			}
-			d.force_watch = optarg;
+			d.watch.force_watch = optarg;
 			break;
 		case OPT_LOG:
+			if (!log_target_valid(optarg)) {
+				fprintf(stderr,
+					"extalignd: --log-target: '%s': auto, journal or stderr\n",
+					optarg);
+				return 2;
+			}
 			log_target = optarg;
 			break;
 		case OPT_NO_REALIGN:
@@ -474,19 +724,31 @@ int main(int argc, char **argv)
 		fprintf(stderr, "extalignd: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
+	if (!d.persistent_dir) {
+		/* systemd's StateDirectory=; the first when it names several. */
+		const char *e = getenv("STATE_DIRECTORY");
+
+		if (e && e[0] == '/') {
+			persistent_env = strndup(e, strcspn(e, ":"));
+			d.persistent_dir = persistent_env;
+		}
+		if (!d.persistent_dir)
+			d.persistent_dir = EA_PERSISTENT_DIR;
+	}
 	/* Absolute, so that status shows something usable from anywhere. */
 	if (d.config && d.config[0] != '/') {
 		config_abs = realpath(d.config, NULL);
 		if (config_abs)
 			d.config = config_abs;
 	}
-	log_setup(&d.log, log_target, verbose);
+	log_setup(&d.report.log, log_target, verbose);
 	d.start_realtime_usec = now_usec(CLOCK_REALTIME);
+	wire(&d);
 
 	r = policy_load(&d, &p, &diags);
 	if (r < 0) {
 		log_diags(&d, &diags);
-		log_full(&d.log, LOG_ERR, NULL, d.config ? d.config : EA_POLICY_CONF, r,
+		log_full(&d.report.log, LOG_ERR, NULL, d.config ? d.config : EA_POLICY_CONF, r,
 			 "configuration has %u errors, not starting", count_diag_errors(&diags));
 		ea_diags_free(&diags);
 		return 1;
@@ -502,16 +764,18 @@ int main(int argc, char **argv)
 	raise_nofile();
 	r = setup_loop(&d, &mask);
 	if (r < 0) {
-		log_full(&d.log, LOG_ERR, NULL, NULL, r, "cannot set up the event loop");
+		log_full(&d.report.log, LOG_ERR, NULL, NULL, r, "cannot set up the event loop");
 		goto out;
 	}
-	r = open_state_dir(&d);
-	if (r < 0)
-		log_full(&d.log, LOG_WARNING, NULL, d.state_dir, r,
-			 "no state file: extalign status will not see this daemon");
-	r = jobs_new(&d);
+	r = open_state_dirs(&d);
 	if (r < 0)
 		goto out;
+	d.jobs = jobs_new(&d.late, &d.report, d.no_realign);
+	if (!d.jobs) {
+		r = -ENOMEM;
+		goto out;
+	}
+	jobs_set_policy(d.jobs, d.policy);
 	if (!d.no_realign) {
 		unsigned removed = 0;
 
@@ -519,19 +783,20 @@ int main(int argc, char **argv)
 		 * named copy behind; the engine's records say where. */
 		r = ea_realign_cleanup(NULL, &removed);
 		if (r < 0)
-			log_full(&d.log, LOG_WARNING, NULL, EA_REALIGN_STATE_DIR, r,
+			log_full(&d.report.log, LOG_WARNING, NULL, EA_REALIGN_STATE_DIR, r,
 				 "cannot clean up after interrupted realignment jobs");
 		else if (removed)
 			log_msg(&d, LOG_NOTICE,
 				"removed %u leftovers of interrupted realignment jobs", removed);
 	}
-	r = watch_setup(&d);
-	if (d.fan_fd < 0 && d.ino_fd < 0)
+	r = watch_setup(&d.watch);
+	if (d.watch.fan_fd < 0 && d.watch.ino_fd < 0)
 		goto out; /* not watching anything at all: systemd should know */
-	if (d.fan_fd >= 0)
-		epoll_add(d.epoll_fd, d.fan_fd, EV_FANOTIFY);
-	if (d.ino_fd >= 0)
-		epoll_add(d.epoll_fd, d.ino_fd, EV_INOTIFY);
+	d.apply.inotify = d.watch.backend == EA_WATCH_INOTIFY;
+	if (d.watch.fan_fd >= 0)
+		epoll_add(d.epoll_fd, d.watch.fan_fd, EV_FANOTIFY);
+	if (d.watch.ino_fd >= 0)
+		epoll_add(d.epoll_fd, d.watch.ino_fd, EV_INOTIFY);
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
 
@@ -541,23 +806,25 @@ int main(int argc, char **argv)
 	 * of possibly large trees (no start timeout); inotify watches are
 	 * added by the scan itself.
 	 */
-	if (d.backend == EA_WATCH_FANOTIFY) {
+	/* Before the first publish(), which saves the list again. */
+	late_load(&d);
+	if (d.watch.backend == EA_WATCH_FANOTIFY) {
 		d.phase = "scanning";
 		publish(&d);
 		sd_notify(0, "READY=1");
 	}
-	apply_rescan(&d, false);
+	apply_rescan(&d.apply, false);
 	d.phase = "running";
-	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.n_marks,
+	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.watch.n_marks,
 		watcher_name(&d), d.policy->n_rules);
 	publish(&d);
-	if (d.backend == EA_WATCH_INOTIFY)
+	if (d.watch.backend == EA_WATCH_INOTIFY)
 		sd_notify(0, "READY=1");
 
 	r = run(&d);
 	sd_notify(0, "STOPPING=1");
 	d.phase = "stopping";
-	jobs_stop_all(&d);
+	jobs_stop_all(d.jobs);
 	publish(&d);
 	log_msg(&d, LOG_INFO, "stopped");
 out:

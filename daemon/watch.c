@@ -15,11 +15,13 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
 
-#include "extalignd.h"
+#include "watch.h"
+#include "event.h"
 #include "extalign/fsinfo.h"
 #include "extalign/macro.h"
 
@@ -28,20 +30,29 @@
 /* Reads of up to 64 KiB per wake-up (a few thousand events). */
 #define READ_BURST 8
 
-const struct fsmark *watch_find_dev(const struct daemon *d, dev_t dev)
+const struct fsmark *watch_find_dev(const struct watch *w, dev_t dev)
 {
-	for (size_t i = 0; i < d->n_marks; i++)
-		if (d->marks[i].dev == dev)
-			return &d->marks[i];
+	for (size_t i = 0; i < w->n_marks; i++)
+		if (w->marks[i].dev == dev)
+			return &w->marks[i];
 	return NULL;
 }
 
-static struct fsmark *find_fsid(struct daemon *d, const __kernel_fsid_t *fsid)
+static struct fsmark *find_fsid(struct watch *w, const __kernel_fsid_t *fsid)
 {
-	for (size_t i = 0; i < d->n_marks; i++)
-		if (!memcmp(&d->marks[i].fsid, fsid, sizeof(*fsid)))
-			return &d->marks[i];
+	for (size_t i = 0; i < w->n_marks; i++)
+		if (!memcmp(&w->marks[i].fsid, fsid, sizeof(*fsid)))
+			return &w->marks[i];
 	return NULL;
+}
+
+/* Hand a name to whoever main wired in; watch itself decides nothing. */
+static void new_name(struct watch *w, const struct fsmark *fs, int dirfd, const char *dirpath,
+		     const char *name, enum origin o)
+{
+	const struct new_name n = { fs, dirfd, dirpath, name, o };
+
+	w->on_name(w->userdata, &n);
 }
 
 /* The directory path an fd has now, as this mount namespace sees it. */
@@ -105,13 +116,13 @@ static void fsmark_free(struct fsmark *m)
  * there: directories further on the way are watched the same way, a tree
  * that appeared is handled like a new directory.
  */
-static void watch_above(struct daemon *d, int dirfd, const char *path)
+static void watch_above(struct watch *w, int dirfd, const char *path)
 {
 	_cleanup_(closedirp) DIR *dir = NULL;
 	struct dirent *de;
 	int fd;
 
-	if (watch_inotify_add_tree(d, dirfd, path) < 0)
+	if (watch_inotify_add_tree(w, dirfd, path) < 0)
 		return;
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -127,24 +138,24 @@ static void watch_above(struct daemon *d, int dirfd, const char *path)
 
 		if (de->d_type != DT_DIR || child_path(path, de->d_name, &sub) < 0)
 			continue;
-		cover = ea_policy_dir_cover(d->policy, sub);
+		cover = ea_policy_dir_cover(w->policy, sub);
 		if (cover == EA_DIR_ABOVE) {
 			_cleanup_close_ int sfd = openat(
 				dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 			if (sfd >= 0)
-				watch_above(d, sfd, sub);
+				watch_above(w, sfd, sub);
 		} else if (cover == EA_DIR_INSIDE) {
 			struct stat st;
 
 			if (fstat(dirfd, &st) == 0)
-				apply_name(d, watch_find_dev(d, st.st_dev), dirfd, path, de->d_name,
-					   ORIGIN_CREATE);
+				new_name(w, watch_find_dev(w, st.st_dev), dirfd, path, de->d_name,
+					 ORIGIN_CREATE);
 		}
 	}
 }
 
-static int mark_filesystem(struct daemon *d, const char *tree)
+static int mark_filesystem(struct watch *w, const char *tree)
 {
 	_cleanup_free_ char *where = NULL;
 	_cleanup_close_ int fd = -1;
@@ -156,7 +167,7 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 
 	fd = open_existing(tree, &where);
 	if (fd < 0) {
-		daemon_error(d, NULL, tree, fd, "cannot open the tree to watch");
+		report_error(w->report, NULL, tree, fd, "cannot open the tree to watch");
 		return fd;
 	}
 	r = ea_fsinfo_from_fd(fd, &info);
@@ -165,81 +176,81 @@ static int mark_filesystem(struct daemon *d, const char *tree)
 	/* Hints are ioctls that need a writable mount: under the unit's
 	 * ProtectSystem=strict a tree missing from ReadWritePaths= is not. */
 	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
-		log_full(&d->log, LOG_WARNING, NULL, where, -EROFS,
+		log_full(&w->report->log, LOG_WARNING, NULL, where, -EROFS,
 			 "read-only here, no hint can be set (ReadWritePaths= of the unit?)");
 	/* A tree that does not exist yet: inotify watches the nearest
 	 * ancestor so that its creation is seen. */
-	if (d->backend == EA_WATCH_INOTIFY && strcmp(where, tree))
-		watch_above(d, fd, where);
-	if (watch_find_dev(d, info.dev))
+	if (w->backend == EA_WATCH_INOTIFY && strcmp(where, tree))
+		watch_above(w, fd, where);
+	if (watch_find_dev(w, info.dev))
 		return 0; /* one mark per filesystem covers every tree on it */
 
-	if (d->backend == EA_WATCH_FANOTIFY &&
-	    fanotify_mark(d->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_EVENTS, fd, NULL) <
+	if (w->backend == EA_WATCH_FANOTIFY &&
+	    fanotify_mark(w->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_EVENTS, fd, NULL) <
 		    0) {
 		r = negative_errno();
-		daemon_error(d, NULL, where, r, "cannot place a fanotify filesystem mark");
+		report_error(w->report, NULL, where, r, "cannot place a fanotify filesystem mark");
 		return r;
 	}
-	v = realloc(d->marks, (d->n_marks + 1) * sizeof(*v));
+	v = realloc(w->marks, (w->n_marks + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	d->marks = v;
-	m = &v[d->n_marks++];
+	w->marks = v;
+	m = &v[w->n_marks++];
 	*m = (struct fsmark){
 		.dev = info.dev,
 		.fd = TAKE_FD(fd),
 		.path = TAKE_PTR(where),
 		.fstype = strdup(info.type),
-		.how = d->backend == EA_WATCH_FANOTIFY ? "fanotify-filesystem" : "inotify",
-		.marked = d->backend == EA_WATCH_FANOTIFY,
+		.how = w->backend == EA_WATCH_FANOTIFY ? "fanotify-filesystem" : "inotify",
+		.marked = w->backend == EA_WATCH_FANOTIFY,
 	};
 	memcpy(&m->fsid, &sfs.f_fsid, sizeof(m->fsid));
-	log_full(&d->log, LOG_INFO, NULL, m->path, 0, "watching %s filesystem with %s",
+	log_full(&w->report->log, LOG_INFO, NULL, m->path, 0, "watching %s filesystem with %s",
 		 m->fstype ? m->fstype : "?", m->how);
 	return m->fstype ? 0 : -ENOMEM;
 }
 
-static int backend_init(struct daemon *d, enum ea_watch_backend want)
+static int backend_init(struct watch *w, enum ea_watch_backend want)
 {
 	if (want != EA_WATCH_INOTIFY) {
-		d->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
+		w->fan_fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK |
 						  FAN_REPORT_DFID_NAME,
 					  O_RDONLY | O_LARGEFILE | O_CLOEXEC);
-		if (d->fan_fd >= 0) {
-			d->backend = EA_WATCH_FANOTIFY;
+		if (w->fan_fd >= 0) {
+			w->backend = EA_WATCH_FANOTIFY;
 			return 0;
 		}
 		if (want == EA_WATCH_FANOTIFY)
 			return negative_errno();
-		log_full(&d->log, LOG_NOTICE, NULL, NULL, negative_errno(),
+		log_full(&w->report->log, LOG_NOTICE, NULL, NULL, negative_errno(),
 			 "fanotify unavailable, falling back to inotify");
 	}
-	d->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (d->ino_fd < 0)
+	w->ino_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ino_fd < 0)
 		return negative_errno();
-	d->backend = EA_WATCH_INOTIFY;
+	w->backend = EA_WATCH_INOTIFY;
 	return 0;
 }
 
-int watch_setup(struct daemon *d)
+int watch_setup(struct watch *w)
 {
-	enum ea_watch_backend want = d->policy->daemon.watch;
+	enum ea_watch_backend want = w->policy->daemon.watch;
 	int r = 0;
 
-	if (d->force_watch)
-		want = !strcmp(d->force_watch, "inotify")    ? EA_WATCH_INOTIFY
-		       : !strcmp(d->force_watch, "fanotify") ? EA_WATCH_FANOTIFY
+	if (w->force_watch)
+		want = !strcmp(w->force_watch, "inotify")    ? EA_WATCH_INOTIFY
+		       : !strcmp(w->force_watch, "fanotify") ? EA_WATCH_FANOTIFY
 							     : EA_WATCH_AUTO;
-	if (d->fan_fd < 0 && d->ino_fd < 0) {
-		r = backend_init(d, want);
+	if (w->fan_fd < 0 && w->ino_fd < 0) {
+		r = backend_init(w, want);
 		if (r < 0) {
-			log_full(&d->log, LOG_ERR, NULL, NULL, r, "cannot start watching");
+			log_full(&w->report->log, LOG_ERR, NULL, NULL, r, "cannot start watching");
 			return r;
 		}
 	}
-	for (size_t i = 0; i < d->policy->n_watch; i++) {
-		int q = mark_filesystem(d, d->policy->watch[i].path);
+	for (size_t i = 0; i < w->policy->n_watch; i++) {
+		int q = mark_filesystem(w, w->policy->watch[i].path);
 
 		/* A tree on a filesystem fanotify refuses (no fsid, FUSE ...)
 		 * stays unwatched; the error names it.  Others go on. */
@@ -250,73 +261,73 @@ int watch_setup(struct daemon *d)
 }
 
 /* Drop marks of filesystems no rule needs any more (after a reload). */
-void watch_prune(struct daemon *d)
+void watch_prune(struct watch *w)
 {
 	size_t keep = 0;
 
-	for (size_t i = 0; i < d->n_marks; i++) {
-		struct fsmark *m = &d->marks[i];
+	for (size_t i = 0; i < w->n_marks; i++) {
+		struct fsmark *m = &w->marks[i];
 		bool needed = false;
 
-		for (size_t j = 0; j < d->policy->n_watch && !needed; j++) {
+		for (size_t j = 0; j < w->policy->n_watch && !needed; j++) {
 			_cleanup_free_ char *where = NULL;
-			_cleanup_close_ int fd = open_existing(d->policy->watch[j].path, &where);
+			_cleanup_close_ int fd = open_existing(w->policy->watch[j].path, &where);
 			struct stat st;
 
 			needed = fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == m->dev;
 		}
 		if (needed) {
-			d->marks[keep++] = *m;
+			w->marks[keep++] = *m;
 			continue;
 		}
 		if (m->marked)
-			fanotify_mark(d->fan_fd, FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, FAN_EVENTS,
+			fanotify_mark(w->fan_fd, FAN_MARK_REMOVE | FAN_MARK_FILESYSTEM, FAN_EVENTS,
 				      m->fd, NULL);
-		log_full(&d->log, LOG_INFO, NULL, m->path, 0, "no rule left here, not watching");
+		log_full(&w->report->log, LOG_INFO, NULL, m->path, 0,
+			 "no rule left here, not watching");
 		fsmark_free(m);
 	}
-	d->n_marks = keep;
+	w->n_marks = keep;
 }
 
-void watch_teardown(struct daemon *d)
+void watch_teardown(struct watch *w)
 {
-	for (size_t i = 0; i < d->n_marks; i++)
-		fsmark_free(&d->marks[i]);
-	free(d->marks);
-	d->marks = NULL;
-	d->n_marks = 0;
-	for (size_t i = 0; i < d->n_iwatches; i++) {
-		close(d->iwatches[i].fd);
-		free(d->iwatches[i].path);
+	for (size_t i = 0; i < w->n_marks; i++)
+		fsmark_free(&w->marks[i]);
+	free(w->marks);
+	w->marks = NULL;
+	w->n_marks = 0;
+	for (size_t i = 0; i < w->n_iwatches; i++) {
+		close(w->iwatches[i].fd);
+		free(w->iwatches[i].path);
 	}
-	free(d->iwatches);
-	d->iwatches = NULL;
-	d->n_iwatches = 0;
+	free(w->iwatches);
+	w->iwatches = NULL;
+	w->n_iwatches = 0;
 }
 
-static void overflow(struct daemon *d)
+static void overflow(struct watch *w)
 {
-	d->counters[EA_CNT_OVERFLOWS]++;
-	d->rescan_pending = true;
-	d->state_dirty = true;
-	log_msg(d, LOG_WARNING, "event queue overflow: rescanning the watched trees");
+	report_count(w->report, EA_CNT_OVERFLOWS);
+	w->rescan_pending = true;
+	report_log(w->report, LOG_WARNING, "event queue overflow: rescanning the watched trees");
 }
 
-static void fan_one(struct daemon *d, const struct fan_event *ev)
+static void fan_one(struct watch *w, const struct fan_event *ev)
 {
 	_cleanup_close_ int dirfd = -1;
 	_cleanup_free_ char *dirpath = NULL;
 	struct fsmark *fs;
 	int r;
 
-	d->counters[EA_CNT_EVENTS]++;
+	w->report->counters[EA_CNT_EVENTS]++;
 	if (ev->mask & FAN_Q_OVERFLOW) {
-		overflow(d);
+		overflow(w);
 		return;
 	}
 	if (!ev->dir || !ev->name)
 		return;
-	fs = find_fsid(d, &ev->fsid);
+	fs = find_fsid(w, &ev->fsid);
 	if (!fs)
 		return; /* a mark removed by a reload, events still queued */
 	/* The cast drops const: the kernel only reads the handle. */
@@ -324,18 +335,18 @@ static void fan_one(struct daemon *d, const struct fan_event *ev)
 				  O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		if (errno != ESTALE && errno != ENOENT) /* the directory is gone already */
-			daemon_error(d, NULL, fs->path, negative_errno(),
+			report_error(w->report, NULL, fs->path, negative_errno(),
 				     "cannot open an event's directory by handle");
 		return;
 	}
 	r = fd_path(dirfd, &dirpath);
 	if (r < 0)
 		return;
-	apply_name(d, fs, dirfd, dirpath, ev->name,
-		   ev->mask & FAN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
+	new_name(w, fs, dirfd, dirpath, ev->name,
+		 ev->mask & FAN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
 }
 
-int watch_fanotify_read(struct daemon *d)
+int watch_fanotify_read(struct watch *w)
 {
 	/* Aligned for the metadata structs the records start with. */
 	_Alignas(struct fanotify_event_metadata) unsigned char buf[65536];
@@ -343,7 +354,7 @@ int watch_fanotify_read(struct daemon *d)
 	/* A bounded burst, then back to epoll (level-triggered, so the rest
 	 * comes next round): a storm must not delay SIGTERM or the watchdog. */
 	for (int burst = 0; burst < READ_BURST; burst++) {
-		ssize_t n = read(d->fan_fd, buf, sizeof(buf));
+		ssize_t n = read(w->fan_fd, buf, sizeof(buf));
 		const void *p = buf;
 		size_t len;
 		struct fan_event ev;
@@ -358,11 +369,11 @@ int watch_fanotify_read(struct daemon *d)
 		}
 		len = (size_t)n;
 		while ((r = fan_event_next(&p, &len, &ev)) > 0)
-			fan_one(d, &ev);
+			fan_one(w, &ev);
 		if (r < 0) {
 			/* Cannot happen with a sane kernel; recover what we lost. */
-			log_msg(d, LOG_ERR, "malformed fanotify record, rescanning");
-			overflow(d);
+			report_log(w->report, LOG_ERR, "malformed fanotify record, rescanning");
+			overflow(w);
 		}
 	}
 	return 0;
@@ -370,99 +381,99 @@ int watch_fanotify_read(struct daemon *d)
 
 /* ---- inotify -------------------------------------------------------------- */
 
-static struct iwatch *find_wd(struct daemon *d, int wd)
+static struct iwatch *find_wd(struct watch *w, int wd)
 {
-	for (size_t i = 0; i < d->n_iwatches; i++)
-		if (d->iwatches[i].wd == wd)
-			return &d->iwatches[i];
+	for (size_t i = 0; i < w->n_iwatches; i++)
+		if (w->iwatches[i].wd == wd)
+			return &w->iwatches[i];
 	return NULL;
 }
 
-int watch_inotify_add_tree(struct daemon *d, int dirfd, const char *path)
+int watch_inotify_add_tree(struct watch *w, int dirfd, const char *path)
 {
 	char proc[64];
-	struct iwatch *v, *w;
+	struct iwatch *v, *iw;
 	int wd, fd;
 
-	if (d->ino_fd < 0)
+	if (w->ino_fd < 0)
 		return 0;
 	/* Through the fd's magic link: the inode we hold, not a name again. */
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
-	wd = inotify_add_watch(d->ino_fd, proc, IN_EVENTS | IN_ONLYDIR);
+	wd = inotify_add_watch(w->ino_fd, proc, IN_EVENTS | IN_ONLYDIR);
 	if (wd < 0) {
 		int r = negative_errno();
 
-		daemon_error(d, NULL, path, r,
+		report_error(w->report, NULL, path, r,
 			     r == -ENOSPC
 				     ? "inotify watch limit reached (fs.inotify.max_user_watches)"
 				     : "cannot add an inotify watch");
 		return r;
 	}
-	if (find_wd(d, wd))
+	if (find_wd(w, wd))
 		return 0; /* the same inode again */
 	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return negative_errno();
-	v = realloc(d->iwatches, (d->n_iwatches + 1) * sizeof(*v));
+	v = realloc(w->iwatches, (w->n_iwatches + 1) * sizeof(*v));
 	if (!v) {
 		close(fd);
 		return -ENOMEM;
 	}
-	d->iwatches = v;
-	w = &v[d->n_iwatches++];
-	*w = (struct iwatch){ .wd = wd, .fd = fd, .path = strdup(path) };
+	w->iwatches = v;
+	iw = &v[w->n_iwatches++];
+	*iw = (struct iwatch){ .wd = wd, .fd = fd, .path = strdup(path) };
 	return 0;
 }
 
-static void iwatch_drop(struct daemon *d, struct iwatch *w)
+static void iwatch_drop(struct watch *w, struct iwatch *iw)
 {
-	close(w->fd);
-	free(w->path);
-	*w = d->iwatches[--d->n_iwatches];
+	close(iw->fd);
+	free(iw->path);
+	*iw = w->iwatches[--w->n_iwatches];
 }
 
-static void ino_one(struct daemon *d, const struct inotify_event *ev)
+static void ino_one(struct watch *w, const struct inotify_event *ev)
 {
 	_cleanup_free_ char *dirpath = NULL, *path = NULL;
 	const struct fsmark *fs;
-	struct iwatch *w;
+	struct iwatch *iw;
 	struct stat st;
 
-	d->counters[EA_CNT_EVENTS]++;
+	w->report->counters[EA_CNT_EVENTS]++;
 	if (ev->mask & IN_Q_OVERFLOW) {
-		overflow(d);
+		overflow(w);
 		return;
 	}
-	w = find_wd(d, ev->wd);
-	if (!w)
+	iw = find_wd(w, ev->wd);
+	if (!iw)
 		return;
 	if (ev->mask & IN_IGNORED) {
-		iwatch_drop(d, w);
+		iwatch_drop(w, iw);
 		return;
 	}
-	if (!ev->len || fd_path(w->fd, &dirpath) < 0 || fstat(w->fd, &st) < 0)
+	if (!ev->len || fd_path(iw->fd, &dirpath) < 0 || fstat(iw->fd, &st) < 0)
 		return;
-	fs = watch_find_dev(d, st.st_dev);
+	fs = watch_find_dev(w, st.st_dev);
 	/* A directory on the way to a tree that does not exist yet: watch it
-	 * (apply_name watches and scans those inside a tree itself). */
+	 * (those inside a tree are the consumer's to watch and scan). */
 	if ((ev->mask & IN_ISDIR) && child_path(dirpath, ev->name, &path) == 0 &&
-	    ea_policy_dir_cover(d->policy, path) == EA_DIR_ABOVE) {
+	    ea_policy_dir_cover(w->policy, path) == EA_DIR_ABOVE) {
 		_cleanup_close_ int fd =
-			openat(w->fd, ev->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			openat(iw->fd, ev->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 		if (fd >= 0)
-			watch_above(d, fd, path);
+			watch_above(w, fd, path);
 	}
-	apply_name(d, fs, w->fd, dirpath, ev->name,
-		   ev->mask & IN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
+	new_name(w, fs, iw->fd, dirpath, ev->name,
+		 ev->mask & IN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
 }
 
-int watch_inotify_read(struct daemon *d)
+int watch_inotify_read(struct watch *w)
 {
 	_Alignas(struct inotify_event) unsigned char buf[65536];
 
 	for (int burst = 0; burst < READ_BURST; burst++) {
-		ssize_t n = read(d->ino_fd, buf, sizeof(buf));
+		ssize_t n = read(w->ino_fd, buf, sizeof(buf));
 
 		if (n < 0) {
 			if (errno == EAGAIN)
@@ -477,7 +488,7 @@ int watch_inotify_read(struct daemon *d)
 			off += (ssize_t)sizeof(*ev) + ev->len;
 			if (off > n)
 				break;
-			ino_one(d, ev);
+			ino_one(w, ev);
 		}
 	}
 	return 0;

@@ -17,12 +17,14 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "extalign/macro.h"
 #include "extalign/policy.h"
@@ -692,6 +694,8 @@ static char *reader(char *str, int num, void *stream)
 
 static int parse_file(struct parser *ps, const char *path)
 {
+	struct stat st;
+	int fd;
 	char *copy, **files;
 	int r;
 
@@ -711,9 +715,24 @@ static int parse_file(struct parser *ps, const char *path)
 	ps->daemon_line = 0;
 	memset(ps->daemon_key_line, 0, sizeof(ps->daemon_key_line));
 
-	ps->f = fopen(path, "re");
-	if (!ps->f) {
+	/* O_NONBLOCK: a FIFO put in the configuration's place must not hang
+	 * the daemon's reload in open(); only a regular file is read. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		r = negative_errno();
+		if (fd >= 0)
+			close(fd);
+		diag(ps, 0, "cannot read: %s", strerror(-r));
+		return ps->fatal ?: r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		diag(ps, 0, "not a regular file");
+		return ps->fatal ?: -EINVAL;
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0 || !(ps->f = fdopen(fd, "re"))) {
+		r = negative_errno();
+		close(fd);
 		diag(ps, 0, "cannot read: %s", strerror(-r));
 		return ps->fatal ?: r;
 	}

@@ -56,6 +56,7 @@ void ea_state_free(struct ea_state *s)
 		free(s->late[i].rule);
 		free(s->late[i].path);
 		free(s->late[i].queue);
+		free(s->late[i].reason);
 	}
 	free(s->marks);
 	free(s->errors);
@@ -128,8 +129,28 @@ int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const
 	v->rule = dup0(rule);
 	v->path = dup0(path);
 	v->queue = dup0(queue);
+	v->reason = dup0(NULL);
+	v->done = v->total = 0;
 	s->n_late++;
-	return v->rule && v->path && v->queue ? 0 : -ENOMEM;
+	return v->rule && v->path && v->queue && v->reason ? 0 : -ENOMEM;
+}
+
+int ea_state_set_job(struct ea_state *s, const char *reason, uint64_t done, uint64_t total)
+{
+	struct ea_state_late *l;
+	char *r;
+
+	if (!s->n_late)
+		return -EINVAL;
+	l = &s->late[s->n_late - 1];
+	r = dup0(reason);
+	if (!r)
+		return -ENOMEM;
+	free(l->reason);
+	l->reason = r;
+	l->done = done;
+	l->total = total;
+	return 0;
 }
 
 char *ea_state_escape(const char *s)
@@ -292,6 +313,14 @@ int ea_state_format(const struct ea_state *s, char **ret, size_t *len)
 			ok = put_fields(f, "late",
 					(const char *const[]){ usec, l->rule, l->path, l->queue },
 					4);
+			if (ok && ((l->reason && *l->reason) || l->total)) {
+				char done[24], total[24];
+
+				snprintf(done, sizeof(done), "%" PRIu64, l->done);
+				snprintf(total, sizeof(total), "%" PRIu64, l->total);
+				ok = put_fields(f, "job",
+						(const char *const[]){ l->reason, done, total }, 3);
+			}
 		}
 		if (fflush(f) != 0 || ferror(f))
 			ok = false;
@@ -427,10 +456,20 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 		r = parse_u64(v[1], strlen(v[1]), &u);
 		if (!r)
 			r = ea_state_add_late(s, u, v[2], v[3], v[4]);
+	} else if (IS("job", 3)) {
+		uint64_t done = 0, total = 0;
+
+		r = parse_u64(v[2], strlen(v[2]), &done);
+		if (!r)
+			r = parse_u64(v[3], strlen(v[3]), &total);
+		if (!r)
+			r = ea_state_set_job(s, v[1], done, total);
+		if (r == -EINVAL)
+			r = -EBADMSG; /* a job record before any late record */
 	} else if (!strcmp(v[0], "pid") || !strcmp(v[0], "started") || !strcmp(v[0], "updated") ||
 		   !strcmp(v[0], "config") || !strcmp(v[0], "watcher") || !strcmp(v[0], "phase") ||
 		   !strcmp(v[0], "rules") || !strcmp(v[0], "counter") || !strcmp(v[0], "mark") ||
-		   !strcmp(v[0], "error") || !strcmp(v[0], "late")) {
+		   !strcmp(v[0], "error") || !strcmp(v[0], "late") || !strcmp(v[0], "job")) {
 		r = -EBADMSG; /* a known record with the wrong number of fields */
 	}
 	/* Anything else is a record from a newer daemon: skipped. */

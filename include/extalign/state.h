@@ -11,7 +11,11 @@
  *	mark	/srv/db	xfs	fanotify-filesystem
  *	error	<realtime usec>	<errno>	<rule>	<path>	<message>
  *	late	<realtime usec>	<rule>	<path>	<queue state>
+ *	job	<reason>	<bytes done>	<bytes total>
  *
+ * A job record belongs to the late record before it: why a queued file
+ * waits (load or I/O pressure over its limit, outside the window, ...) or
+ * how far a running job is.
  * Readers ignore record types and counters they do not know, so the daemon
  * can grow the format without breaking an older `extalign status`.
  */
@@ -68,7 +72,10 @@ struct ea_state_late {
 	uint64_t usec; /* when it was found */
 	char *rule;
 	char *path;
-	char *queue; /* "queued", "running", "done", "failed", "no-engine" */
+	char *queue;	/* "queued", "running", "done", "failed", "no-engine" */
+	char *reason;	/* why it waits; "" when nothing is known */
+	uint64_t done;	/* bytes of a running job, of total */
+	uint64_t total; /* 0: no progress known */
 };
 
 struct ea_state {
@@ -97,6 +104,8 @@ int ea_state_add_error(struct ea_state *s, uint64_t usec, int err, const char *r
 		       const char *path, const char *msg);
 int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const char *path,
 		      const char *queue);
+/* The job details of the last late entry; -EINVAL when there is none. */
+int ea_state_set_job(struct ea_state *s, const char *reason, uint64_t done, uint64_t total);
 
 /* Serialize into a malloc()ed, NUL-terminated buffer. */
 int ea_state_format(const struct ea_state *s, char **ret, size_t *len);

@@ -38,12 +38,18 @@ notify_at_least() { [ "$(notify_count "$1")" -ge "$2" ]; }
 start_daemon() {
 	local conf=$1
 	shift
+	# A restart in the same test: the previous listener goes first.
+	if [ -n "$LISTEN_PID" ]; then
+		kill -TERM "$LISTEN_PID" 2>/dev/null || true
+		wait "$LISTEN_PID" 2>/dev/null || true
+		rm -f "$WORK/notify.sock"
+	fi
 	: >"$NLOG"
 	"$NOTIFY_LISTEN" "$WORK/notify.sock" "$NLOG" &
 	LISTEN_PID=$!
 	wait_until 5 test -S "$WORK/notify.sock" || fail "notify-listen did not start"
 	NOTIFY_SOCKET=$WORK/notify.sock "$EXTALIGND" --foreground --config "$conf" \
-		--state-dir "$RUNDIR" --log-target stderr -v "$@" 2>"$DLOG" &
+		--state-dir "$RUNDIR" --persistent-dir "$WORK/lib" --log-target stderr -v "$@" 2>"$DLOG" &
 	DAEMON_PID=$!
 	if ! wait_until 10 notify_at_least READY=1 1; then
 		cat "$DLOG" >&2

@@ -25,8 +25,12 @@ static void fill(struct ea_state *s)
 	ck_assert_int_eq(ea_state_add_error(s, 99, EACCES, "db", "/srv/db/a\tb\nerror\t0\t0",
 					    "cannot \\ open"),
 			 0);
+	ck_assert_int_eq(ea_state_set_job(s, "no late entry yet", 0, 0), -EINVAL);
 	ck_assert_int_eq(ea_state_add_late(s, 7, "db", "/srv/db/\x01\x7f\xc3\xa9", "listed"), 0);
+	ck_assert_int_eq(ea_state_set_job(s, "load 2.00 over idle_cpu_load 1.00\tx", 0, 0), 0);
 	ck_assert_int_eq(ea_state_add_late(s, 8, NULL, NULL, NULL), 0);
+	ck_assert_int_eq(ea_state_add_late(s, 9, "db", "/srv/db/big", "running"), 0);
+	ck_assert_int_eq(ea_state_set_job(s, NULL, 4096, 1 << 20), 0);
 }
 
 START_TEST(test_roundtrip)
@@ -54,8 +58,14 @@ START_TEST(test_roundtrip)
 	ck_assert_int_eq(b.errors[0].err, EACCES);
 	ck_assert_str_eq(b.errors[0].path, "/srv/db/a\tb\nerror\t0\t0");
 	ck_assert_str_eq(b.errors[0].msg, "cannot \\ open");
-	ck_assert_uint_eq(b.n_late, 2);
+	ck_assert_uint_eq(b.n_late, 3);
 	ck_assert_str_eq(b.late[0].path, "/srv/db/\x01\x7f\xc3\xa9");
+	/* The job record belongs to the late record before it. */
+	ck_assert_str_eq(b.late[0].reason, "load 2.00 over idle_cpu_load 1.00\tx");
+	ck_assert_str_eq(b.late[1].reason, "");
+	ck_assert_uint_eq(b.late[1].total, 0);
+	ck_assert_uint_eq(b.late[2].done, 4096);
+	ck_assert_uint_eq(b.late[2].total, 1 << 20);
 	ck_assert_str_eq(b.late[1].path, "");
 	ck_assert_uint_eq(b.late[1].usec, 8);
 	ea_state_free(&a);

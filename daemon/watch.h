@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Where events come from (watch.c): fanotify filesystem marks, or inotify
+ * watches as the fallback.  Watch turns kernel events into "a new name in
+ * this directory" and hands each to the on_name callback main wires in; it
+ * knows nothing of what is done with it.
+ */
+#ifndef EXTALIGND_WATCH_H
+#define EXTALIGND_WATCH_H
+
+#include <linux/fanotify.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "extalign/policy.h"
+#include "util.h"
+
+/* A filesystem holding at least one watched tree. */
+struct fsmark {
+	dev_t dev;
+	__kernel_fsid_t fsid;
+	int fd;	    /* O_PATH directory on it: open_by_handle_at's mount fd */
+	char *path; /* the watched tree (or its nearest existing ancestor) */
+	char *fstype;
+	char *how;   /* "fanotify-filesystem" or "inotify" */
+	bool marked; /* fanotify mark in place */
+};
+
+/* An inotify watch: the directory it is on, held as O_PATH. */
+struct iwatch {
+	int wd;
+	int fd;
+	char *path;
+};
+
+enum origin {
+	ORIGIN_CREATE,
+	ORIGIN_MOVE, /* renamed into place: a directory may bring a tree */
+	ORIGIN_SCAN, /* startup or rescan */
+};
+
+/* What watch reports: name appeared in the open directory dirfd (path dirpath). */
+struct new_name {
+	const struct fsmark *fs; /* NULL: on no marked filesystem */
+	int dirfd;
+	const char *dirpath;
+	const char *name;
+	enum origin origin;
+};
+
+struct watch {
+	const struct ea_policy *policy; /* set by main, swapped on reload */
+	struct report *report;
+	const char *force_watch;       /* --watch, overrides [daemon] watch */
+	enum ea_watch_backend backend; /* the one in use: FANOTIFY or INOTIFY */
+	int fan_fd, ino_fd;
+
+	struct fsmark *marks;
+	size_t n_marks;
+	struct iwatch *iwatches;
+	size_t n_iwatches;
+
+	/* The queue overflowed: the trees must be walked again (main clears it). */
+	bool rescan_pending;
+
+	void (*on_name)(void *userdata, const struct new_name *n);
+	void *userdata;
+};
+
+int watch_setup(struct watch *w);
+void watch_teardown(struct watch *w);
+/* After a reload: drop the marks of filesystems no rule needs any more. */
+void watch_prune(struct watch *w);
+int watch_fanotify_read(struct watch *w);
+int watch_inotify_read(struct watch *w);
+const struct fsmark *watch_find_dev(const struct watch *w, dev_t dev);
+/* inotify: watch one directory (the callers walk trees); 0 with fanotify. */
+int watch_inotify_add_tree(struct watch *w, int dirfd, const char *path);
+
+#endif

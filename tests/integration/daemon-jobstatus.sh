@@ -1,0 +1,78 @@
+#!/bin/bash
+# extalign status says why a queued realignment waits (outside the window,
+# load over its limit) and how far a running one is.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon.bash"
+need_cmd xfs_io
+
+M=$(mkfs_mount xfs 300)
+mkdir -p "$M/rj" "$M/out"
+CONF=$WORK/extalign.conf
+# write_conf WINDOW CPU_LOAD BWLIMIT
+write_conf() {
+	cat >"$CONF" <<CONF
+[daemon]
+idle_io_pressure = 100
+idle_disk_util = 100
+idle_cpu_load = $2
+idle_time = 0
+idle_poll = 50ms
+realign_windows = $1
+realign_bwlimit = $3
+
+[rule rj]
+directory = $M/rj
+extsize = 64k
+inherit = no
+realign = yes
+CONF
+}
+late_field() { # FIELD: of the late entry for rj/data
+	status_json | python3 -c '
+import json, sys
+print(([l.get(sys.argv[1], "") for l in json.load(sys.stdin)["late"] if l["path"].endswith("/rj/data")] + [""])[0])' "$1"
+}
+reason_has() { late_field reason | grep -q "$1"; }
+
+closed=$(date -d '+2 hours' +%H:00)-$(date -d '+3 hours' +%H:00)
+write_conf "$closed" 1000 0
+start_daemon "$CONF"
+dd if=/dev/urandom of="$M/out/data" bs=1M count=6 status=none
+sum=$(md5sum <"$M/out/data")
+mv "$M/out/data" "$M/rj/data"
+wait_until 5 reason_has "outside realign_windows" ||
+	{ status_json; fail "no reason for a job outside the window: '$(late_field reason)'"; }
+expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"
+expect_in out "outside realign_windows"
+
+# Load over its limit: any load above 0 is over a limit of 0.
+if python3 -c 'import os, sys; sys.exit(os.getloadavg()[0] == 0)'; then
+	write_conf "00:00-23:59" 0 0
+	reload_and_wait
+	wait_until 5 reason_has "load [0-9.]* per CPU over idle_cpu_load 0.00" ||
+		{ status_json; fail "no load reason: '$(late_field reason)'"; }
+	[ "$(late_field queue)" = queued ] || fail "a job ran with the load over its limit"
+else
+	echo "load average 0: the load reason not checked"
+fi
+
+# Running: 6 MiB read, written and read back at 1 MiB/s take several seconds.
+write_conf "00:00-23:59" 1000 1M
+reload_and_wait
+running_with_progress() {
+	[ "$(late_field queue)" = running ] && [ "$(late_field total_bytes)" -gt 0 ] &&
+		[ "$(late_field done_bytes)" -gt 0 ]
+}
+wait_until 10 running_with_progress ||
+	{ status_json; cat "$DLOG"; fail "no progress for a running job"; }
+d1=$(late_field done_bytes)
+expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"
+grep -Eq '^ +(copying|verifying) [0-9]+%, [0-9]+ of [0-9]+ bytes$' "$WORK/out" ||
+	{ cat "$WORK/out"; fail "status text shows no progress"; }
+progressed() { [ "$(late_field queue)" = done ] || [ "$(late_field done_bytes)" != "$d1" ]; }
+wait_until 10 progressed || fail "progress stands still at $d1"
+job_done() { [ "$(late_field queue)" = done ]; }
+wait_until 30 job_done || { status_json; fail "job not done"; }
+[ "$(md5sum <"$M/rj/data")" = "$sum" ] || fail "realignment changed the data"
+stop_daemon
+echo ok

@@ -1,0 +1,45 @@
+#!/bin/bash
+# The late list survives a restart: kept atomically under the persistent
+# directory, loaded at start, each entry checked again (a file replaced by a
+# symlink meanwhile is not taken back).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon.bash"
+need_cmd xfs_io
+
+M=$(mkfs_mount xfs 300)
+mkdir -p "$M/rj" "$M/out"
+CONF=$WORK/extalign.conf
+closed=$(date -d '+2 hours' +%H:00)-$(date -d '+3 hours' +%H:00)
+cat >"$CONF" <<CONF
+[daemon]
+realign_windows = $closed
+
+[rule rj]
+directory = $M/rj
+extsize = 64k
+inherit = no
+realign = yes
+CONF
+start_daemon "$CONF"
+for f in keep swapped; do
+	dd if=/dev/urandom of="$M/out/$f" bs=4k count=10 status=none
+	mv "$M/out/$f" "$M/rj/$f"
+done
+wait_until 5 counter_at_least files_late 2 || { cat "$DLOG"; fail "not late"; }
+wait_until 5 test -s "$WORK/lib/late" || fail "no saved late list"
+stop_daemon
+
+# Between the two daemons a user swaps one file for a symlink to root's.
+touch "$M/out/victim"
+rm "$M/rj/swapped"
+ln -s "$M/out/victim" "$M/rj/swapped"
+start_daemon "$CONF"
+status_json | python3 -c '
+import json, sys
+late = {l["path"].rsplit("/", 1)[1]: l["queue"] for l in json.load(sys.stdin)["late"]}
+assert late.get("keep") == "queued", late
+assert "swapped" not in late, late
+' || { status_json; cat "$DLOG"; fail "late list not restored as it should be"; }
+grep -q "1 late files from before the restart listed again" "$DLOG" || fail "restore not logged"
+stop_daemon
+echo ok
