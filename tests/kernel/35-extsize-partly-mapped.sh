@@ -7,10 +7,13 @@
 fresh_ext4 "$UBD" -b 4096
 f=$MNT/f
 : >"$f"
-# Block 4 preallocated before the hint (the size stays 0, so the hint can
-# still be set), then a 16 block hint and a write to block 10.
-xfs_io -c "falloc -k 16k 4k" "$f" || die "falloc block 4"
+# A 16 block hint; the first unit is preallocated, then punched down to
+# block 4 alone (a hint allows that, forcealign would not); then writes to
+# blocks 10 and 13, in holes of that partly mapped unit.
 set_extsize "$f" 64k || die "extsize 64k"
+xfs_io -c "falloc -k 0 64k" -c "fpunch 0 16k" -c "fpunch 20k 44k" "$f" ||
+	die "falloc and punch"
+expect "left of the unit" "$(runs "$f" | awk '{ print $1 "+" $2 }')" "16384+4096"
 xfs_io -d -c "pwrite -q -S 0xa5 40k 4k" "$f" || die "direct write to block 10"
 xfs_io -c "pwrite -q -S 0xa5 52k 4k" -c fsync "$f" || die "buffered write to block 13"
 xfs_io -c 'fiemap -v' "$f"

@@ -38,7 +38,7 @@ ino=$(stat -c %i "$f")
 
 # leaf_ends: the last logical block of every extent tree leaf but the last.
 leaf_ends() {
-	debugfs -R "dump_extents -l $ino" "$sd" 2>/dev/null | sed 's|/ *|/|g' |
+	debugfs -R "dump_extents -l <$ino>" "$sd" 2>/dev/null | sed 's|/ *|/|g' |
 		awk '$1 ~ /^[0-9]+\/[0-9]+$/ {
 			split($1, d, "/"); split($2, e, "/")
 			if (d[1] == d[2] && e[1] == e[2]) print $5
@@ -52,12 +52,12 @@ for end in $(leaf_ends); do
 		break
 	fi
 done
-[ -n "$u" ] || { debugfs -R "dump_extents $ino" "$sd"; die "no unit straddles two leaves"; }
+[ -n "$u" ] || { debugfs -R "dump_extents <$ino>" "$sd"; die "no unit straddles two leaves"; }
 ok "unit $u straddles two extent tree leaves"
 
 xfs_io -c "fzero $((u * UNIT)) $UNIT" "$f" || die "zero range of unit $u"
 sync
-n=$(debugfs -R "dump_extents -l $ino" "$sd" 2>/dev/null | sed 's|/ *|/|g' |
+n=$(debugfs -R "dump_extents -l <$ino>" "$sd" 2>/dev/null | sed 's|/ *|/|g' |
 	awk -v lo=$((u * 16)) -v hi=$((u * 16 + 15)) '
 	$1 ~ /^[0-9]+\/[0-9]+$/ && $3 <= hi && $5 >= lo { n++ } END { print n + 0 }')
 [ "$n" -ge 2 ] || die "unit $u is $n extent(s) after the zero range"

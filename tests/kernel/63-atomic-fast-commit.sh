@@ -32,7 +32,8 @@ for ((i = 0; i < N; i++)); do
 done
 t1=$(commits) fc1=$(fast_commits)
 echo "journal commits: $((t1 - t0)), fast commits: $((fc1 - fc0)) for $N writes"
-[ $((t1 - t0)) -lt $N ] ||
+# A periodic commit may fall in the run; a commit per write may not.
+[ $((t1 - t0)) -le 2 ] ||
 	die "$((t1 - t0)) journal commits for $N mixed-unit atomic writes"
 [ $((fc1 - fc0)) -ge $N ] || die "only $((fc1 - fc0)) fast commits for $N writes"
 ok "mixed units: fast commits, not a journal commit per write"

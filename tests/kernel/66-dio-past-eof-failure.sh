@@ -11,7 +11,6 @@
 BOTH=0x100800 EXTSIZE=0x800
 K=1024
 DM=extalign-flakey
-dev=/dev/mapper/$DM
 
 command -v dmsetup >/dev/null || skip "no dmsetup"
 sectors=$((128 * 2048))
@@ -21,6 +20,8 @@ tr '\000' '\132' </dev/zero | dd of="$UBD" bs=1M count=128 iflag=fullblock \
 linear="0 $sectors linear $UBD 0"
 dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
 trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null' EXIT
+# No udev in the guest: the kernel's /dev/dm-N node is there.
+dev=/dev/dm-$(dmsetup info -c --noheadings -o minor $DM | tr -d " ")
 [ -b $dev ] || die "no $dev"
 
 fresh_ext4 $dev -b 4096
