@@ -11,7 +11,7 @@ f=$MNT/f
 # block 4 alone (a hint allows that, forcealign would not); then writes to
 # blocks 10 and 13, in holes of that partly mapped unit.
 set_extsize "$f" 64k || die "extsize 64k"
-xfs_io -c "falloc -k 0 64k" -c "fpunch 0 16k" -c "fpunch 20k 44k" "$f" ||
+xfs_io -c "falloc 0 64k" -c "fpunch 0 16k" -c "fpunch 20k 44k" "$f" ||
 	die "falloc and punch"
 expect "left of the unit" "$(runs "$f" | awk '{ print $1 "+" $2 }')" "16384+4096"
 xfs_io -d -c "pwrite -q -S 0xa5 40k 4k" "$f" || die "direct write to block 10"

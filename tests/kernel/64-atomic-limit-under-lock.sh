@@ -24,7 +24,7 @@ expect "16k atomic write" "$(kt awrite "$MNT/f" 0 16384)" "ok 16384"
 delay=/sys/bus/pseudo/drivers/scsi_debug/delay
 [ -w $delay ] || skip "no scsi_debug delay knob"
 old=$(cat $delay)
-echo 300 >$delay
+echo 150 >$delay
 xfs_io -d -c "pwrite -q -S 0xa5 1m 4k" "$MNT/f" &
 holder=$!
 sleep 0.3
@@ -35,7 +35,12 @@ kt awrite "$MNT/f" $((128 * K)) 16384 >"$SCRATCH/awrite" &
 writer=$!
 wait $holder $setter
 wait $writer
-echo "$old" >$delay
+# scsi_debug refuses a new delay while commands are queued: retry.
+for _ in $(seq 100); do
+	echo "$old" 2>/dev/null >$delay && break
+	sleep 0.2
+done
+expect "scsi_debug delay restored" "$(cat $delay)" "$old"
 expect "forcealign cleared meanwhile" "$(cat "$SCRATCH/setx")" ok
 expect "statx after" "$(kt statx "$MNT/f")" "mask=1 attr=1 min=4096 max=4096 segments=1"
 expect "16k atomic write queued behind the clear" "$(cat "$SCRATCH/awrite")" "err EINVAL"
