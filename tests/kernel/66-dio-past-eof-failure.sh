@@ -19,9 +19,11 @@ tr '\000' '\132' </dev/zero | dd of="$UBD" bs=1M count=128 iflag=fullblock \
 	status=none || die "pattern fill"
 linear="0 $sectors linear $UBD 0"
 dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
-trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null' EXIT
 # No udev in the guest: the kernel's /dev/dm-N node is there.
 dev=/dev/dm-$(dmsetup info -c --noheadings -o minor $DM | tr -d " ")
+# lib.sh's cleanup must not fsck the device-mapper device once it is gone.
+trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null
+	sed -i "\|^$dev\$|d" "$DEVS_FILE"' EXIT
 [ -b $dev ] || die "no $dev"
 
 fresh_ext4 $dev -b 4096
@@ -37,7 +39,10 @@ fail_writes() {
 $s $n flakey $UBD $s 0 3600 1 error_writes
 $((s + n)) $((sectors - s - n)) linear $UBD $((s + n))"
 	fi
-	dmsetup load $DM --table "$table" && dmsetup resume $DM ||
+	# No lockfs: freezing the filesystem would write back through the
+	# table being replaced, and fail where it fails writes.
+	dmsetup load $DM --table "$table" &&
+		dmsetup suspend --nolockfs $DM && dmsetup resume $DM ||
 		die "dm table: $table"
 }
 
@@ -78,8 +83,4 @@ check forcealign $BOTH
 check hinted $EXTSIZE
 umount "$MNT"
 e2fsck -fn $dev >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
-dmsetup remove $DM || die "dmsetup remove"
-trap - EXIT
-# lib.sh's cleanup must not fsck the device-mapper device, gone now.
-sed -i "\|^$dev\$|d" "$DEVS_FILE"
 exit 0
