@@ -138,6 +138,10 @@ expect "free aligned units" "$aligned" 0
 mount -t ext4 "$UBD" "$MNT" || die "mount"
 
 fa "$MNT/strict"
+# ENOSPC comes back at once, without the retries that cannot help (each
+# retry loop that gives up counts in sra_exceeded_retry_limit).
+sra=/sys/fs/ext4/${UBD#/dev/}/sra_exceeded_retry_limit
+sra0=$(cat "$sra")
 out=$(xfs_io -d -c 'pwrite -q 0 64k' "$MNT/strict" 2>&1)
 case $out in
 *"No space left"*) ok "forcealign write: ENOSPC with $free blocks free" ;;
@@ -145,6 +149,7 @@ case $out in
 esac
 expect "nothing allocated for it" "$(stat -c %b "$MNT/strict")" 0
 expect "fallocate fails too" "$(fallocate -l 64k "$MNT/strict" 2>&1 | grep -c 'No space')" 1
+expect "ENOSPC retry loops run to their end" "$(($(cat "$sra") - sra0))" 0
 : >"$MNT/hinted"
 expect "hint only" "$(kt setx "$MNT/hinted" $EXTSIZE $UNIT)" ok
 xfs_io -d -c 'pwrite -q 0 64k' "$MNT/hinted" || die "hint-only write failed"
