@@ -15,7 +15,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 TARBALL=${EXTALIGN_KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-PATCHES=$HERE/patches
+# EXTALIGN_PATCHES: another patches directory (its series file), e.g. an
+# empty one for the unpatched baseline kernel/fstests.sh --base builds.
+PATCHES=${EXTALIGN_PATCHES:-$HERE/patches}
 SRC=$KB/src
 GIT=(git -C "$SRC" -c user.name="extalign developers"
      -c user.email=dev@extalign.invalid -c commit.gpgsign=false
