@@ -60,12 +60,32 @@ mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$de
 	die "mkfs.ext4 on $dev"
 mount -t ext4 "$dev" "$MNT" || die "mount $dev"
 mkdir "$MNT/d"
-"$W/atomic-crash" setup "$MNT/d" || die "atomic-crash setup"
+setup=$("$W/atomic-crash" setup "$MNT/d") || die "atomic-crash setup"
+echo "$setup"
+u0=$(sed -n 's/.*split unit: blocks \([0-9]*\)-.*/\1/p' <<<"$setup")
+
+# split_extents: the leaf extents of file b inside the split unit that
+# are unwritten, read from the extent tree itself (FIEMAP goes through
+# the extent status cache, which shows the unit as one extent).  A
+# freeze checkpoints the journal, so that debugfs reads it in place.
+split_extents() {
+	fsfreeze -f "$MNT" || die "fsfreeze"
+	debugfs -R "ex /d/b" "$dev" 2>/dev/null >"$W/ex.txt"
+	fsfreeze -u "$MNT"
+	sed 's|/ *|/|g' "$W/ex.txt" | awk -v u="$u0" '{ split($1, l, "/") }
+		l[1] == l[2] && $3 >= u && $3 <= u + 3 && $NF == "Uninit" { n++ }
+		END { print n + 0 }'
+}
+expect "the split unit is two unwritten extents (across two leaves)" \
+	"$(split_extents)" 2
 sync
 dmsetup message "$NAME" 0 mark setup || die "mark setup"
 start=$(date +%s)
 "$W/atomic-crash" write "$MNT/d" "$CYCLES" || die "atomic-crash write"
 echo "writer: $(($(date +%s) - start))s"
+"$W/atomic-crash" rearm-split "$MNT/d" || die "atomic-crash rearm-split"
+expect "a re-arm gives the split unit its two unwritten extents again" \
+	"$(split_extents)" 2
 umount "$MNT" || die "umount"
 dmsetup message "$NAME" 0 mark end || die "mark end"
 dmsetup remove "$NAME" || die "dmsetup remove"
