@@ -75,6 +75,11 @@ check-integration: all
 check-kernel: all
 	kernel/check.sh
 
+# fstests in the UML guest: the atomic-write list (kernel/fstests/).
+.PHONY: check-fstests
+check-fstests:
+	kernel/fstests.sh atomic
+
 bench: all
 	tests/bench/run.sh
 
