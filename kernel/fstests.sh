@@ -115,11 +115,11 @@ mkdir -p "$RUN" "$OUT"
 # Two scsi_debug hosts with a store each: TEST_DEV and SCRATCH_DEV.  UML
 # keeps its memory (which holds the stores) in a file under TMPDIR.
 TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
-	mem="${FSTESTS_MEM:-3G}" \
+	mem="${FSTESTS_MEM:-2G}" \
 	root=/dev/root rootfstype=hostfs rootflags=/ rw \
 	init="$HERE/fstests/init.sh" \
 	scsi_debug.add_host=2 scsi_debug.per_host_store=1 \
-	scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-1024}" scsi_debug.sector_size=4096 \
+	scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-512}" scsi_debug.sector_size=4096 \
 	scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
 	scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
 	EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
