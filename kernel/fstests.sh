@@ -14,6 +14,8 @@
 #                   a test that passed there and does not here is a
 #                   regression
 #   --record FILE   write this run's results to FILE (a baseline)
+#   --no-build      boot the kernel already built in the build directory
+#                   as it is (no prepare.sh, no make)
 #
 # Builds the UML kernel (kernel/prepare.sh and kernel/config.fragment, as
 # kernel/check.sh does) and, once, fstests, fio and xfs_io from
@@ -32,6 +34,7 @@ BASE=0
 FORCEALIGN=0
 BASELINE=
 RECORD=
+BUILD_KERNEL=1
 ARGS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--forcealign) FORCEALIGN=1 ;;
 	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
 	--record) RECORD=$(readlink -m "${2:?--record FILE}"); shift ;;
+	--no-build) BUILD_KERNEL=0 ;;
 	-h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	-*) echo "fstests.sh: unknown option $1" >&2; exit 2 ;;
 	*) ARGS+=("$1") ;;
@@ -81,23 +85,29 @@ done
 [ ${#tests[@]} -gt 0 ] || die "no tests"
 
 echo "== kernel ($KB$([ $BASE = 1 ] && echo ', unpatched'))"
-SRC=$("$HERE/prepare.sh" 2>"$LOGS/prepare.log" | tail -n 1)
-[ -d "$SRC" ] || { tail "$LOGS/prepare.log" >&2; die "prepare.sh failed"; }
-if ! cmp -s "$HERE/config.fragment" "$BUILD/.extalign-fragment" ||
-   [ ! -f "$BUILD/.config" ]; then
-	mkdir -p "$BUILD"
-	cp "$HERE/config.fragment" "$BUILD/.config"
-	make -s -C "$SRC" ARCH=um O="$BUILD" olddefconfig >"$LOGS/config.log" 2>&1 ||
-		die "olddefconfig failed (see $LOGS/config.log)"
-	cp "$HERE/config.fragment" "$BUILD/.extalign-fragment"
+SRC=$KB/src
+if [ $BUILD_KERNEL = 0 ]; then
+	[ -x "$BUILD/linux" ] || die "no kernel at $BUILD/linux"
+	echo "  as built: $BUILD/linux of $(date -r "$BUILD/linux" -u '+%F %T')"
+else
+	SRC=$("$HERE/prepare.sh" 2>"$LOGS/prepare.log" | tail -n 1)
+	[ -d "$SRC" ] || { tail "$LOGS/prepare.log" >&2; die "prepare.sh failed"; }
+	if ! cmp -s "$HERE/config.fragment" "$BUILD/.extalign-fragment" ||
+	   [ ! -f "$BUILD/.config" ]; then
+		mkdir -p "$BUILD"
+		cp "$HERE/config.fragment" "$BUILD/.config"
+		make -s -C "$SRC" ARCH=um O="$BUILD" olddefconfig >"$LOGS/config.log" 2>&1 ||
+			die "olddefconfig failed (see $LOGS/config.log)"
+		cp "$HERE/config.fragment" "$BUILD/.extalign-fragment"
+	fi
+	while read -r line; do
+		grep -qx "$line" "$BUILD/.config" ||
+			die "config: $line did not survive olddefconfig"
+	done < <(grep '^CONFIG_' "$HERE/config.fragment")
+	make -C "$SRC" ARCH=um O="$BUILD" -j"$JOBS" >"$LOGS/build-um.log" 2>&1 ||
+		{ grep -E 'error' "$LOGS/build-um.log" | head >&2; die "kernel build failed (see $LOGS/build-um.log)"; }
+	echo "  $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches on 6.12"
 fi
-while read -r line; do
-	grep -qx "$line" "$BUILD/.config" ||
-		die "config: $line did not survive olddefconfig"
-done < <(grep '^CONFIG_' "$HERE/config.fragment")
-make -C "$SRC" ARCH=um O="$BUILD" -j"$JOBS" >"$LOGS/build-um.log" 2>&1 ||
-	{ grep -E 'error' "$LOGS/build-um.log" | head >&2; die "kernel build failed (see $LOGS/build-um.log)"; }
-echo "  $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches on 6.12"
 step kernel
 
 echo "== fstests, fio, xfs_io"
