@@ -135,12 +135,12 @@ TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
 	EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
 	FSTESTS_TESTS="$(IFS=,; echo "${tests[*]}")" FSTESTS_FORCEALIGN=$FORCEALIGN \
 	FSTESTS_EXTSIZE="${FSTESTS_EXTSIZE:-16384}" KTOOL="$TOOLS/bin/ktool" \
-	</dev/null >"$LOGS/fstests-console.log" 2>&1
+	</dev/null >"$RUN/console.log" 2>&1
 uml_rc=$?
 step guest
 if [ ! -f "$OUT/done" ]; then
-	tail -n 30 "$LOGS/fstests-console.log" "$OUT/guest.log" "$OUT/check.out" 2>/dev/null >&2
-	die "the guest did not finish (exit $uml_rc; console in $LOGS/fstests-console.log)"
+	tail -n 30 "$RUN/console.log" "$OUT/guest.log" "$OUT/check.out" 2>/dev/null >&2
+	die "the guest did not finish (exit $uml_rc; console in $RUN/console.log)"
 fi
 
 # One line per test from fstests' xunit report; a test the report lacks
