@@ -52,7 +52,7 @@ dd if=/dev/zero of="$UBD" bs=1M count=1 conv=fsync status=none
 dmsetup create "$NAME" --table "0 $((FS_MB * 2048)) log-writes $sd $UBD" ||
 	die "dmsetup create log-writes over $sd"
 dev=/dev/mapper/$NAME
-q=/sys/block/$(basename "$(readlink -f "$dev")")/queue
+q=/sys/block/$(dmsetup info -c --noheadings -o blkdevname "$NAME")/queue
 expect "log-writes offers the disk's atomic writes" \
 	"$(cat "$q/atomic_write_unit_max_bytes")" 65536
 
