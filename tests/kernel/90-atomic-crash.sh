@@ -17,6 +17,8 @@
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CYCLES=${ATOMIC_CRASH_CYCLES:-40}
+# A small journal (mkfs -J size=MB) commits more often on its own.
+JOURNAL_MB=${ATOMIC_CRASH_JOURNAL_MB:-}
 MIN_POINTS=200
 FS_MB=64
 W=$SCRATCH/atomic-crash
@@ -56,7 +58,8 @@ q=/sys/block/$(dmsetup info -c --noheadings -o blkdevname "$NAME")/queue
 expect "log-writes offers the disk's atomic writes" \
 	"$(cat "$q/atomic_write_unit_max_bytes")" 65536
 
-mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$dev" ||
+mkfs.ext4 -q -F -b 4096 ${JOURNAL_MB:+-J size=$JOURNAL_MB} \
+	-E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$dev" ||
 	die "mkfs.ext4 on $dev"
 mount -t ext4 "$dev" "$MNT" || die "mount $dev"
 mkdir "$MNT/d"
