@@ -16,7 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-CYCLES=${ATOMIC_CRASH_CYCLES:-40}
+CYCLES=${ATOMIC_CRASH_CYCLES:-30}
 # A small journal (mkfs -J size=MB) commits more often on its own.
 JOURNAL_MB=${ATOMIC_CRASH_JOURNAL_MB:-}
 MIN_POINTS=200
