@@ -39,6 +39,24 @@ done
 
 M=/run/fstests
 mkdir -p "$M/test" "$M/scratch"
+
+# fstests keeps its temporary files in /tmp/$$, and the guest's /tmp is
+# the host's, where another guest's fstests has the same small PIDs: give
+# this guest a /tmp of its own, with the host's paths under /tmp that the
+# run needs (a checkout or build directory there) bound back into it.
+mkdir -p /run/host-tmp
+mount --bind /tmp /run/host-tmp
+mount -t tmpfs tmpfs /tmp
+for p in "$HERE" "$FSTESTS_DIR" "$FSTESTS_BIN" "$OUT" "$(dirname "${KTOOL:-/}")"; do
+	p=$(readlink -f "$p")
+	case $p in
+	/tmp/*) top=/tmp/$(cut -d/ -f3 <<<"$p")
+		if [ ! -e "$top" ]; then
+			mkdir -p "$top"
+			mount --bind "/run/host-tmp/${top#/tmp/}" "$top"
+		fi ;;
+	esac
+done
 mkfs.ext4 -q -F "${disks[0]}" || echo "fstests-init: mkfs.ext4 ${disks[0]} failed"
 
 config=$M/local.config
