@@ -109,6 +109,11 @@ check-integration: tests
 check-kernel: tests
 	kernel/check.sh
 
+# fstests in the UML guest: the atomic-write list (kernel/fstests/).
+.PHONY: check-fstests
+check-fstests:
+	kernel/fstests.sh atomic
+
 bench: $(PROGRAMS) $(BENCHES)
 
 format:

@@ -15,7 +15,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 TARBALL=${EXTALIGN_KSRC_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-PATCHES=$HERE/patches
+# EXTALIGN_PATCHES: another patches directory (its series file), e.g. an
+# empty one for the unpatched baseline kernel/fstests.sh --base builds.
+PATCHES=${EXTALIGN_PATCHES:-$HERE/patches}
+# Test harness patches outside ext4 (kernel/fstests/harness-patches: dm
+# log-writes passing atomic write limits, for the crash test), applied on
+# top of the series; not part of it.
+HARNESS=${EXTALIGN_HARNESS_PATCHES:-$HERE/fstests/harness-patches}
 SRC=$KB/src
 GIT=(git -C "$SRC" -c user.name="extalign developers"
      -c user.email=dev@extalign.invalid -c commit.gpgsign=false
@@ -46,19 +52,22 @@ if ! "${GIT[@]}" rev-parse -q --verify extalign-base >/dev/null 2>&1; then
 	"${GIT[@]}" tag extalign-base
 fi
 
-# The patches the series file names, in order.
+# series_list [DIR]: the patches DIR/series names (default the
+# series), in order.
 series_list() {
-	[ -f "$PATCHES/series" ] || return 0
-	grep -v '^[[:space:]]*\(#\|$\)' "$PATCHES/series" || true
+	local dir=${1:-$PATCHES}
+	[ -f "$dir/series" ] || return 0
+	grep -v '^[[:space:]]*\(#\|$\)' "$dir/series" || true
 }
 
-# A stamp of the series: the series file and every patch it names.
+# A stamp of the series and the harness patches: the series files and
+# every patch they name.
 series_stamp() {
-	local p
-	{
-		cat "$PATCHES/series" 2>/dev/null || true
-		series_list | while read -r p; do cat "$PATCHES/$p"; done
-	} | sha256sum | cut -d' ' -f1
+	local d p
+	for d in "$PATCHES" "$HARNESS"; do
+		cat "$d/series" 2>/dev/null || true
+		series_list "$d" | while read -r p; do cat "$d/$p"; done
+	done | sha256sum | cut -d' ' -f1
 }
 
 want=$(series_stamp)
@@ -82,13 +91,15 @@ log "applying the series on the base"
 "${GIT[@]}" branch -f extalign extalign-base
 "${GIT[@]}" checkout -q extalign
 rm -f "$stamp_file"
-for p in $(series_list); do
-	log "  $p"
-	if ! "${GIT[@]}" am -q --whitespace=error-all "$PATCHES/$p" >&2; then
-		"${GIT[@]}" am --abort >/dev/null 2>&1 || true
-		log "patch $p does not apply cleanly"
-		exit 1
-	fi
+for d in "$PATCHES" "$HARNESS"; do
+	for p in $(series_list "$d"); do
+		log "  $p"
+		if ! "${GIT[@]}" am -q --whitespace=error-all "$d/$p" >&2; then
+			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
+			log "patch $p does not apply cleanly"
+			exit 1
+		fi
+	done
 done
 "${GIT[@]}" rev-parse HEAD >"$SRC/.git/extalign-head"
 echo "$want" >"$stamp_file"

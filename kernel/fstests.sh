@@ -1,0 +1,214 @@
+#!/bin/bash
+# Run upstream fstests against the extalign ext4 series in the UML guest.
+#
+# Usage: kernel/fstests.sh [OPTIONS] [LIST|TEST...]
+#
+#   LIST            atomic or alloc (kernel/fstests/LIST.list) or a file
+#                   with one test per line; TESTs like generic/765.
+#                   Default: atomic.
+#   --base          the unpatched 6.12 tree (an empty series) in its own
+#                   build directory, ${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
+#   --forcealign    the scratch root carries an inherited extsize
+#                   (FSTESTS_EXTSIZE, default 16384) with forcealign
+#   --baseline FILE compare with a recorded run (kernel/fstests/*.baseline):
+#                   a test that passed there and does not here is a
+#                   regression
+#   --record FILE   write this run's results to FILE (a baseline)
+#   --no-build      boot the kernel already built in the build directory
+#                   as it is (no prepare.sh, no make)
+#
+# Builds the UML kernel (kernel/prepare.sh and kernel/config.fragment, as
+# kernel/check.sh does) and, once, fstests, fio and xfs_io from
+# ../shared/tools (kernel/fstests/build-tools.sh) into the build directory
+# ${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}; boots the guest with two
+# atomic-write capable scsi_debug disks (TEST_DEV, SCRATCH_DEV: 4 KiB
+# sectors, atomic writes of 4 KiB to 64 KiB) and runs ./check there.
+# Prints PASS, FAIL or NOTRUN with the reason per test, then
+# "N passed, N failed, N notrun"; exits 1 if a test failed (with
+# --baseline: if one regressed), 2 if the harness itself failed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+BASE=0
+FORCEALIGN=0
+BASELINE=
+RECORD=
+BUILD_KERNEL=1
+ARGS=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--base) BASE=1 ;;
+	--forcealign) FORCEALIGN=1 ;;
+	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
+	--record) RECORD=$(readlink -m "${2:?--record FILE}"); shift ;;
+	--no-build) BUILD_KERNEL=0 ;;
+	-h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	-*) echo "fstests.sh: unknown option $1" >&2; exit 2 ;;
+	*) ARGS+=("$1") ;;
+	esac
+	shift
+done
+[ ${#ARGS[@]} -gt 0 ] || ARGS=(atomic)
+
+if [ $BASE = 1 ]; then
+	KB=${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
+	export EXTALIGN_PATCHES=$HERE/fstests/no-patches
+else
+	KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+fi
+export EXTALIGN_KBUILD=$KB
+JOBS=${JOBS:-$(nproc)}
+BUILD=$KB/build-um
+TOOLS=$KB/fstests-tools
+LOGS=$KB/logs
+mkdir -p "$LOGS"
+
+die() { echo "fstests.sh: $*" >&2; exit 2; }
+t0=$(date +%s)
+step() { echo "  time $1: $(($(date +%s) - t0))s"; t0=$(date +%s); }
+
+# The tests: list names, list files and test names, in order, once each.
+tests=()
+for a in "${ARGS[@]}"; do
+	if [ -f "$HERE/fstests/$a.list" ]; then
+		a=$HERE/fstests/$a.list
+	fi
+	if [ -f "$a" ]; then
+		mapfile -t -O ${#tests[@]} tests < <(sed 's/#.*//' "$a" | awk 'NF { print $1 }')
+	elif [[ $a == */[0-9]* ]]; then
+		tests+=("$a")
+	else
+		die "no list or test '$a'"
+	fi
+done
+[ ${#tests[@]} -gt 0 ] || die "no tests"
+
+echo "== kernel ($KB$([ $BASE = 1 ] && echo ', unpatched'))"
+SRC=$KB/src
+if [ $BUILD_KERNEL = 0 ]; then
+	[ -x "$BUILD/linux" ] || die "no kernel at $BUILD/linux"
+	echo "  as built: $BUILD/linux of $(date -r "$BUILD/linux" -u '+%F %T')"
+else
+	SRC=$("$HERE/prepare.sh" 2>"$LOGS/prepare.log" | tail -n 1)
+	[ -d "$SRC" ] || { tail "$LOGS/prepare.log" >&2; die "prepare.sh failed"; }
+	if ! cmp -s "$HERE/config.fragment" "$BUILD/.extalign-fragment" ||
+	   [ ! -f "$BUILD/.config" ]; then
+		mkdir -p "$BUILD"
+		cp "$HERE/config.fragment" "$BUILD/.config"
+		make -s -C "$SRC" ARCH=um O="$BUILD" olddefconfig >"$LOGS/config.log" 2>&1 ||
+			die "olddefconfig failed (see $LOGS/config.log)"
+		cp "$HERE/config.fragment" "$BUILD/.extalign-fragment"
+	fi
+	while read -r line; do
+		grep -qx "$line" "$BUILD/.config" ||
+			die "config: $line did not survive olddefconfig"
+	done < <(grep '^CONFIG_' "$HERE/config.fragment")
+	make -C "$SRC" ARCH=um O="$BUILD" -j"$JOBS" >"$LOGS/build-um.log" 2>&1 ||
+		{ grep -E 'error' "$LOGS/build-um.log" | head >&2; die "kernel build failed (see $LOGS/build-um.log)"; }
+	echo "  $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches on 6.12"
+fi
+step kernel
+
+echo "== fstests, fio, xfs_io"
+"$HERE/fstests/build-tools.sh" "$TOOLS" >"$LOGS/fstests-tools.log" 2>&1 ||
+	{ tail -n 20 "$LOGS/fstests-tools.log" >&2; die "building the tools failed"; }
+gcc -O2 -Wall -Wextra -Werror -o "$TOOLS/bin/ktool" "$TOP/tests/kernel/ktool.c" ||
+	die "ktool does not build"
+step tools
+
+echo "== fstests in the guest: ${#tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
+RUN=${EXTALIGN_RUN:-$KB/run-fstests}
+OUT=$RUN/out
+rm -rf "$OUT"
+mkdir -p "$RUN" "$OUT"
+# Two scsi_debug hosts with a store each: TEST_DEV and SCRATCH_DEV.  UML
+# keeps its memory (which holds the stores) in a file under TMPDIR.
+TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
+	mem="${FSTESTS_MEM:-2G}" \
+	root=/dev/root rootfstype=hostfs rootflags=/ rw \
+	init="$HERE/fstests/init.sh" \
+	scsi_debug.add_host=2 scsi_debug.per_host_store=1 \
+	scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-512}" scsi_debug.sector_size=4096 \
+	scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
+	scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
+	EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
+	FSTESTS_TESTS="$(IFS=,; echo "${tests[*]}")" FSTESTS_FORCEALIGN=$FORCEALIGN \
+	FSTESTS_EXTSIZE="${FSTESTS_EXTSIZE:-16384}" KTOOL="$TOOLS/bin/ktool" \
+	</dev/null >"$RUN/console.log" 2>&1
+uml_rc=$?
+step guest
+if [ ! -f "$OUT/done" ]; then
+	tail -n 30 "$RUN/console.log" "$OUT/guest.log" "$OUT/check.out" 2>/dev/null >&2
+	die "the guest did not finish (exit $uml_rc; console in $RUN/console.log)"
+fi
+
+# One line per test from fstests' xunit report; a test the report lacks
+# did not run at all (./check stopped).
+python3 - "$OUT/results/result.xml" "${tests[@]}" >"$OUT/summary" <<'EOF' ||
+import sys
+import xml.etree.ElementTree as ET
+
+seen = {}
+try:
+    for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+        name = case.get("name")
+        skipped = case.find("skipped")
+        failure = case.find("failure")
+        if failure is None:
+            failure = case.find("error")
+        if skipped is not None:
+            seen[name] = ("NOTRUN", skipped.get("message", ""))
+        elif failure is not None:
+            seen[name] = ("FAIL", failure.get("message", ""))
+        else:
+            seen[name] = ("PASS", case.get("time", "") + "s")
+except (OSError, ET.ParseError) as e:
+    print(f"fstests.sh: no usable xunit report: {e}", file=sys.stderr)
+for name in sys.argv[2:]:
+    status, reason = seen.get(name, ("FAIL", "not in fstests' report: did not run"))
+    print(name, status, " ".join(reason.split()))
+EOF
+	die "cannot read the report"
+
+passed=0 failed=0 notrun=0
+while read -r name status reason; do
+	echo "$status $name${reason:+ ($reason)}"
+	case $status in
+	PASS) passed=$((passed + 1)) ;;
+	NOTRUN) notrun=$((notrun + 1)) ;;
+	*) failed=$((failed + 1))
+	   for f in "$OUT/results/$name.out.bad" "$OUT/results/$name.dmesg"; do
+		[ -f "$f" ] && echo "    $f"
+	   done ;;
+	esac
+done <"$OUT/summary"
+[ -f "$OUT/mount-hook.log" ] &&
+	echo "forcealign hook: $(grep -c '^hook: .*xflags=0x101000' "$OUT/mount-hook.log") scratch mounts marked, $(grep -c 'failed' "$OUT/mount-hook.log") failed"
+echo "$passed passed, $failed failed, $notrun notrun (results in $OUT)"
+
+if [ -n "$RECORD" ]; then
+	{
+		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')${ARGS[*]}"
+		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
+		cat "$OUT/summary"
+	} >"$RECORD"
+	echo "recorded in $RECORD"
+fi
+
+rc=0
+if [ -n "$BASELINE" ]; then
+	regressions=0
+	while read -r name status _; do
+		was=$(awk -v t="$name" '$1 == t { print $2 }' "$BASELINE")
+		if [ "$was" = PASS ] && [ "$status" != PASS ]; then
+			echo "REGRESSION $name: PASS in $(basename "$BASELINE"), $status now"
+			regressions=$((regressions + 1))
+		fi
+	done <"$OUT/summary"
+	echo "$regressions regressions against $(basename "$BASELINE")"
+	[ $regressions = 0 ] || rc=1
+elif [ $failed != 0 ]; then
+	rc=1
+fi
+exit $rc

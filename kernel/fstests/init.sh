@@ -1,0 +1,94 @@
+#!/bin/bash
+# PID 1 of the UML guest kernel/fstests.sh boots: run fstests' ./check on
+# the two scsi_debug disks (TEST_DEV, SCRATCH_DEV) and power off.
+#
+# From the kernel command line (NAME=value reaches init's environment):
+#   EXTALIGN_OUT       result directory on the host (hostfs)
+#   FSTESTS_DIR        the built fstests tree
+#   FSTESTS_BIN        directory with fio and xfs_io, first in PATH
+#   FSTESTS_TESTS      comma separated tests (generic/765,ext4/061,...)
+#   FSTESTS_FORCEALIGN 1: every mount of the scratch filesystem gives its
+#                      root an inherited extsize + forcealign (mount-hook.sh)
+#   FSTESTS_EXTSIZE    that extsize in bytes (default 16384)
+#   KTOOL              tests/kernel/ktool, for the hook
+HERE=$(dirname "$(readlink -f "$0")")
+. "$HERE/../../tests/kernel/guest.sh"
+guest_setup
+
+OUT=${EXTALIGN_OUT:?}
+mkdir -p "$OUT"
+exec >"$OUT/guest.log" 2>&1
+export PATH=$FSTESTS_BIN:$PATH
+# No udev in the guest: dmsetup makes its nodes itself.
+export DM_DISABLE_UDEV=1
+
+# The two scsi_debug disks, one per host (per_host_store: separate data).
+mapfile -t disks < <(for b in /sys/block/sd*; do
+	grep -qs scsi_debug "$b/device/model" && echo "/dev/${b##*/}"
+done | sort)
+if [ ${#disks[@]} -lt 2 ]; then
+	echo "fstests-init: want two scsi_debug disks, have: ${disks[*]}"
+	echo done >"$OUT/done"
+	guest_poweroff
+fi
+for d in "${disks[@]:0:2}"; do
+	q=/sys/block/${d#/dev/}/queue
+	echo "fstests-init: $d $(blockdev --getsize64 "$d") bytes," \
+		"atomic $(cat "$q/atomic_write_unit_min_bytes")-$(cat "$q/atomic_write_unit_max_bytes")"
+done
+
+M=/run/fstests
+mkdir -p "$M/test" "$M/scratch"
+
+# fstests keeps its temporary files in /tmp/$$, and the guest's /tmp is
+# the host's, where another guest's fstests has the same small PIDs: give
+# this guest a /tmp of its own, with the host's paths under /tmp that the
+# run needs (a checkout or build directory there) bound back into it.
+mkdir -p /run/host-tmp
+mount --bind /tmp /run/host-tmp
+mount -t tmpfs tmpfs /tmp
+for p in "$HERE" "$FSTESTS_DIR" "$FSTESTS_BIN" "$OUT" "$(dirname "${KTOOL:-/}")"; do
+	p=$(readlink -f "$p")
+	case $p in
+	/tmp/*) top=/tmp/$(cut -d/ -f3 <<<"$p")
+		if [ ! -e "$top" ]; then
+			mkdir -p "$top"
+			mount --bind "/run/host-tmp/${top#/tmp/}" "$top"
+		fi ;;
+	esac
+done
+mkfs.ext4 -q -F "${disks[0]}" || echo "fstests-init: mkfs.ext4 ${disks[0]} failed"
+
+config=$M/local.config
+cat >"$config" <<EOF
+export FSTYP=ext4
+export TEST_DEV=${disks[0]}
+export TEST_DIR=$M/test
+export SCRATCH_DEV=${disks[1]}
+export SCRATCH_MNT=$M/scratch
+export RESULT_BASE=$OUT/results
+EOF
+if [ "${FSTESTS_FORCEALIGN:-0}" = 1 ]; then
+	# fstests takes mount from MOUNT_PROG: the hook mounts, then marks
+	# the scratch root.
+	cat >>"$config" <<EOF
+export MOUNT_PROG=$HERE/mount-hook.sh
+export HOOK_MOUNT=$(type -P mount)
+export HOOK_SCRATCH_MNT=$M/scratch
+export HOOK_EXTSIZE=${FSTESTS_EXTSIZE:-16384}
+export HOOK_KTOOL=$KTOOL
+export HOOK_LOG=$OUT/mount-hook.log
+EOF
+fi
+echo "fstests-init: local.config:"
+cat "$config"
+
+cd "$FSTESTS_DIR" || exit 1
+start=$(date +%s)
+# shellcheck disable=SC2046
+HOST_OPTIONS=$config ./check -R xunit $(tr ',' ' ' <<<"$FSTESTS_TESTS") \
+	>"$OUT/check.out" 2>&1
+echo "fstests-init: ./check exit $? after $(($(date +%s) - start))s"
+umount "$M/test" "$M/scratch" 2>/dev/null
+echo done >"$OUT/done"
+guest_poweroff
