@@ -141,9 +141,10 @@ extsize = 64k
 CONF
 	run "$X" policy check --config "$W/extalign.conf"
 	run "$X" policy explain --config "$W/extalign.conf" "$W/xfs/pg/base/16384"
-	# Its state file in the temporary directory, not /run/extalign.
+	# Its state file and its late list in the temporary directory, not
+	# /run/extalign and /var/lib/extalign.
 	"$TOP/build/extalignd" --foreground --log-target stderr --config "$W/extalign.conf" \
-		--state-dir "$W/state" &
+		--state-dir "$W/state" --persistent-dir "$W/persist" &
 	daemon_pid=$!
 	sleep 1
 	mkdir -p "$W/xfs/pg/base"

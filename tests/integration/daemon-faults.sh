@@ -59,7 +59,11 @@ bad_config symlink
 rm "$CONF"; cp "$WORK/good.conf" "$CONF"
 reload_and_wait
 
-# The rule directory renamed away, then replaced by a symlink to outside.
+# The rule directory renamed away, then replaced by a symlink to outside,
+# in a directory anyone may write to: a link nobody but root could have
+# placed is resolved at load time (extalign.conf(5)); this one could be
+# anyone's, so it must never be followed.
+chmod 0777 "$M"
 mv "$M/db" "$M/db.old"
 touch "$M/db.old/after-rename"
 mkdir "$M/target"
@@ -75,6 +79,12 @@ alive "reload with the rule directory a symlink"
 touch "$M/target/after-reload"
 sleep 0.5
 extsize_is "$M/target/after-reload" 0 || fail "the symlinked rule directory was followed after reload"
+# The same link where only root can write: the admin's, resolved at reload.
+chmod 0755 "$M"
+reload_and_wait
+alive "reload with a root-only symlinked rule directory"
+touch "$M/target/root-link"
+expect_extsize "$M/target/root-link" 65536
 # Back to a real directory: hints again.
 rm "$M/db"; mkdir "$M/db"
 reload_and_wait
