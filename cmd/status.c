@@ -75,6 +75,11 @@ static void print_json(const struct ea_state *s, bool alive)
 	json_str(s->config);
 	fputs(",\"watcher\":", stdout);
 	json_str(s->watcher);
+	fputs(",\"last_reload\":", stdout);
+	if (s->last_reload)
+		json_str(s->last_reload);
+	else
+		fputs("null", stdout);
 	printf(",\"rules\":%u,\"counters\":{", s->rules);
 	for (int i = 0; i < _EA_CNT_MAX; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", ea_state_counter_name(i), s->counters[i]);
@@ -173,8 +178,11 @@ static void print_text(const struct ea_state *s, bool alive)
 	       c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS], c[EA_CNT_SKIPPED]);
 	printf("events:    %" PRIu64 ", %" PRIu64 " overflows, %" PRIu64 " rescans\n",
 	       c[EA_CNT_EVENTS], c[EA_CNT_OVERFLOWS], c[EA_CNT_RESCANS]);
-	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)\n", c[EA_CNT_RELOADS],
-	       c[EA_CNT_RELOAD_FAILURES]);
+	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)%s\n", c[EA_CNT_RELOADS],
+	       c[EA_CNT_RELOAD_FAILURES],
+	       s->last_reload && !strcmp(s->last_reload, "refused")
+		       ? ", the last one refused: old rules in use"
+		       : "");
 	printf("realigned: %" PRIu64 " (%" PRIu64 " failed)\n", c[EA_CNT_JOBS_DONE],
 	       c[EA_CNT_JOBS_FAILED]);
 	if (s->n_errors)

@@ -5,6 +5,7 @@
 . "$(dirname "$0")/daemon.bash"
 need_cmd xfs_io
 need_cmd promtool
+need_cmd jq
 
 # A bad format is a usage error that names the value, before anything is read.
 rc=0
@@ -98,6 +99,8 @@ kill -HUP "$DAEMON_PID"
 wait_until 5 grep -qx 'extalign_last_reload_refused 1' "$METRICS" ||
 	{ cat "$METRICS"; fail "refused reload not in the metrics"; }
 metric "$METRICS" extalign_reload_failures_total | grep -qx 1 || fail "reload failure not counted"
+status_json | jq -e '.last_reload == "refused"' >/dev/null || fail "status --json: last_reload"
+"$EXTALIGN" status --state-dir "$RUNDIR" | grep -q 'the last one refused' || fail "status: refused reload not said"
 
 stop_daemon
 echo "PASS"
