@@ -270,8 +270,8 @@ int cmd_status(int argc, char **argv)
 	r = dfd < 0 ? negative_errno() : ea_state_read_at(dfd, EA_STATE_FILE, &s, &bad);
 	if (r == -ENOENT) {
 		if (format == FMT_PROMETHEUS)
-			fputs("# HELP extalign_daemon_running 1 when the extalignd that wrote the "
-			      "state is alive.\n"
+			fputs("# HELP extalign_daemon_running 1 while extalignd runs; 0 once it "
+			      "stopped or its process is gone.\n"
 			      "# TYPE extalign_daemon_running gauge\n"
 			      "extalign_daemon_running 0\n",
 			      stdout);

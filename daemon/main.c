@@ -170,7 +170,9 @@ static void metrics_write(struct daemon *d, const struct ea_state *s)
 	if (!f)
 		r = -ENOMEM;
 	else {
-		r = ea_state_write_prometheus(f, s, true, d->bdevs, d->n_bdevs);
+		/* The last write on the way out: the file left behind says so. */
+		r = ea_state_write_prometheus(f, s, strcmp(d->phase, "stopping") != 0, d->bdevs,
+					      d->n_bdevs);
 		/* buf and len are only valid after fclose(). */
 		if (fclose(f) != 0 && r == 0)
 			r = -ENOMEM;

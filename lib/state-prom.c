@@ -51,7 +51,7 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 	const uint64_t *c = s->counters;
 
 	put_family(f, "extalign_daemon_running", "gauge",
-		   "1 when the extalignd that wrote the state is alive.");
+		   "1 while extalignd runs; 0 once it stopped or its process is gone.");
 	fprintf(f, "extalign_daemon_running %d\n", running ? 1 : 0);
 	put_family(f, "extalign_daemon_start_time_seconds", "gauge",
 		   "When extalignd started, seconds since the epoch.");

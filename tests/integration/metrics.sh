@@ -102,5 +102,9 @@ metric "$METRICS" extalign_reload_failures_total | grep -qx 1 || fail "reload fa
 status_json | jq -e '.last_reload == "refused"' >/dev/null || fail "status --json: last_reload"
 "$EXTALIGN" status --state-dir "$RUNDIR" | grep -q 'the last one refused' || fail "status: refused reload not said"
 
+metric "$METRICS" extalign_daemon_running | grep -qx 1 || fail "metrics file: daemon not running"
 stop_daemon
+# What a collector reads after a stop says the daemon is gone.
+metric "$METRICS" extalign_daemon_running | grep -qx 0 || fail "metrics file still says running after a stop"
+promtool check metrics <"$METRICS" || fail "promtool rejects the last metrics file"
 echo "PASS"
