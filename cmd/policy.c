@@ -574,6 +574,8 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 		{ "realign_queue_max", SCOLS_JSON_NUMBER,
 		  xasprintf("%llu", (unsigned long long)d->realign_queue_max) },
 		{ "realign_windows", SCOLS_JSON_STRING, windows_str(d) },
+		{ "metrics_file", SCOLS_JSON_STRING,
+		  xasprintf("%s", d->metrics_file ? d->metrics_file : "") },
 	};
 
 	if (!json) {
@@ -583,7 +585,8 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 			if (*kv[i].value)
 				printf("%s = %s\n", kv[i].key, kv[i].value);
 			else
-				printf("# %s = (any time)\n", kv[i].key);
+				printf("# %s = %s\n", kv[i].key,
+				       strcmp(kv[i].key, "metrics_file") ? "(any time)" : "(none)");
 			free(kv[i].value);
 		}
 		return EXIT_OK;

@@ -15,10 +15,12 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: extalign status [--json] [--state-dir DIR]\n\n"
+	fputs("Usage: extalign status [--json|--format FORMAT] [--state-dir DIR]\n\n"
 	      "Show what extalignd is doing: rules, watched filesystems, counters,\n"
 	      "the last errors and the files waiting for realignment.\n\n"
-	      "  -J, --json            JSON output\n"
+	      "  -J, --json            JSON output (same as --format=json)\n"
+	      "      --format FORMAT   text, json or prometheus (the text exposition\n"
+	      "                        format of node_exporter's textfile collector)\n"
 	      "      --state-dir DIR   read DIR/state instead of " EA_STATE_DIR "/state\n"
 	      "  -h, --help            this text\n",
 	      out);
@@ -73,6 +75,11 @@ static void print_json(const struct ea_state *s, bool alive)
 	json_str(s->config);
 	fputs(",\"watcher\":", stdout);
 	json_str(s->watcher);
+	fputs(",\"last_reload\":", stdout);
+	if (s->last_reload)
+		json_str(s->last_reload);
+	else
+		fputs("null", stdout);
 	printf(",\"rules\":%u,\"counters\":{", s->rules);
 	for (int i = 0; i < _EA_CNT_MAX; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", ea_state_counter_name(i), s->counters[i]);
@@ -119,6 +126,22 @@ static void print_json(const struct ea_state *s, bool alive)
 	fputs("]}\n", stdout);
 }
 
+static int print_prometheus(const struct ea_state *s, bool alive)
+{
+	_cleanup_free_ struct ea_prom_bdev *bdevs = NULL;
+	size_t n = 0;
+	int r;
+
+	/* The devices are extra: without sysfs the counters still come out. */
+	r = ea_state_mark_bdevs(s, NULL, &bdevs, &n);
+	if (r < 0)
+		warnx("status: cannot read the block devices: %s", strerror(-r));
+	r = ea_state_write_prometheus(stdout, s, alive, bdevs, n);
+	if (r < 0)
+		warnx("status: write error: %s", strerror(-r));
+	return r;
+}
+
 static const char *when(uint64_t usec, char *buf, size_t len)
 {
 	time_t t = (time_t)(usec / 1000000);
@@ -155,8 +178,11 @@ static void print_text(const struct ea_state *s, bool alive)
 	       c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS], c[EA_CNT_SKIPPED]);
 	printf("events:    %" PRIu64 ", %" PRIu64 " overflows, %" PRIu64 " rescans\n",
 	       c[EA_CNT_EVENTS], c[EA_CNT_OVERFLOWS], c[EA_CNT_RESCANS]);
-	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)\n", c[EA_CNT_RELOADS],
-	       c[EA_CNT_RELOAD_FAILURES]);
+	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)%s\n", c[EA_CNT_RELOADS],
+	       c[EA_CNT_RELOAD_FAILURES],
+	       s->last_reload && !strcmp(s->last_reload, "refused")
+		       ? ", the last one refused: old rules in use"
+		       : "");
 	printf("realigned: %" PRIu64 " (%" PRIu64 " failed)\n", c[EA_CNT_JOBS_DONE],
 	       c[EA_CNT_JOBS_FAILED]);
 	if (s->n_errors)
@@ -191,13 +217,15 @@ int cmd_status(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'J' },
 		{ "state-dir", required_argument, NULL, 'S' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = EA_STATE_DIR;
 	struct ea_state s = { 0 };
 	_cleanup_close_ int dfd = -1;
-	bool json = false, alive;
+	enum { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS } format = FMT_TEXT;
+	bool json, alive;
 	unsigned bad = 0;
 	int c, r;
 
@@ -205,7 +233,21 @@ int cmd_status(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "Jh", opts, NULL)) >= 0) {
 		switch (c) {
 		case 'J':
-			json = true;
+			format = FMT_JSON;
+			break;
+		case 'F':
+			if (!strcmp(optarg, "text"))
+				format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				format = FMT_JSON;
+			else if (!strcmp(optarg, "prometheus"))
+				format = FMT_PROMETHEUS;
+			else {
+				warnx("status: unknown format '%s' (expected text, json or "
+				      "prometheus)",
+				      optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'S':
 			dir = optarg;
@@ -223,10 +265,17 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, USAGE_HINT, "status");
 		return EXIT_USAGE;
 	}
+	json = format == FMT_JSON;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	r = dfd < 0 ? negative_errno() : ea_state_read_at(dfd, EA_STATE_FILE, &s, &bad);
 	if (r == -ENOENT) {
-		if (json)
+		if (format == FMT_PROMETHEUS)
+			fputs("# HELP extalign_daemon_running 1 while extalignd runs; 0 once it "
+			      "stopped or its process is gone.\n"
+			      "# TYPE extalign_daemon_running gauge\n"
+			      "extalign_daemon_running 0\n",
+			      stdout);
+		else if (json)
 			puts("{\"running\":false}");
 		else
 			printf("extalignd: not running (no %s/%s)\n", dir, EA_STATE_FILE);
@@ -241,10 +290,12 @@ int cmd_status(int argc, char **argv)
 		return EXIT_FAILED;
 	}
 	alive = daemon_alive(s.pid);
-	if (json)
+	if (format == FMT_PROMETHEUS)
+		r = print_prometheus(&s, alive);
+	else if (json)
 		print_json(&s, alive);
 	else
 		print_text(&s, alive);
 	ea_state_free(&s);
-	return alive ? EXIT_OK : EXIT_FAILED;
+	return r < 0 || !alive ? EXIT_FAILED : EXIT_OK;
 }

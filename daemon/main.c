@@ -76,6 +76,13 @@ struct daemon {
 	uint64_t watchdog_usec;
 	uint64_t last_state_usec; /* monotonic */
 	const char *phase;
+	const char *last_reload; /* "ok", "refused"; NULL before any reload */
+
+	/* Metrics: the devices under the marks, read again after a reload. */
+	struct ea_prom_bdev *bdevs;
+	size_t n_bdevs;
+	bool bdevs_read;
+	int metrics_err; /* the last failure logged, so a full disk logs once */
 };
 
 #define log_msg(d, prio, ...) report_log(&(d)->report, prio, __VA_ARGS__)
@@ -116,6 +123,7 @@ static void set_policy(struct daemon *d, struct ea_policy *p)
 	apply_set_policy(&d->apply, p);
 	if (d->jobs)
 		jobs_set_policy(d->jobs, p);
+	d->bdevs_read = false;
 }
 
 static const char *watcher_name(const struct daemon *d)
@@ -136,6 +144,49 @@ static void daemon_notify_status(struct daemon *d)
 		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS]);
 }
 
+/*
+ * The metrics_file of [daemon]: the state in the Prometheus text format,
+ * replaced atomically so that a collector never reads half of it.
+ */
+static void metrics_write(struct daemon *d, const struct ea_state *s)
+{
+	const char *path = d->policy ? d->policy->daemon.metrics_file : NULL;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if (!path)
+		return;
+	if (!d->bdevs_read) {
+		free(d->bdevs);
+		d->bdevs = NULL;
+		d->n_bdevs = 0;
+		/* Without sysfs the counters are still worth writing. */
+		(void)ea_state_mark_bdevs(s, NULL, &d->bdevs, &d->n_bdevs);
+		d->bdevs_read = true;
+	}
+	f = open_memstream(&buf, &len);
+	if (!f)
+		r = -ENOMEM;
+	else {
+		/* The last write on the way out: the file left behind says so. */
+		r = ea_state_write_prometheus(f, s, strcmp(d->phase, "stopping") != 0, d->bdevs,
+					      d->n_bdevs);
+		/* buf and len are only valid after fclose(). */
+		if (fclose(f) != 0 && r == 0)
+			r = -ENOMEM;
+	}
+	if (r == 0)
+		r = ea_file_replace(path, buf, len, 0644);
+	if (r < 0 && r != d->metrics_err)
+		log_full(&d->report.log, LOG_WARNING, NULL, path, r,
+			 "cannot write the metrics file");
+	else if (r == 0 && d->metrics_err)
+		log_full(&d->report.log, LOG_INFO, NULL, path, 0, "metrics file written again");
+	d->metrics_err = r;
+}
+
 static int state_write(struct daemon *d)
 {
 	struct ea_state s = {
@@ -148,13 +199,15 @@ static int state_write(struct daemon *d)
 	size_t first, n;
 	int r = 0;
 
-	if (d->state_dir_fd < 0)
+	if (d->state_dir_fd < 0 && !(d->policy && d->policy->daemon.metrics_file))
 		return 0;
 	memcpy(s.counters, d->report.counters, sizeof(s.counters));
 	s.config = strdup(d->config ? d->config : EA_POLICY_CONF);
 	s.watcher = strdup(watcher_name(d));
 	s.phase = strdup(d->phase);
 	if (!s.config || !s.watcher || !s.phase)
+		r = -ENOMEM;
+	if (!r && d->last_reload && !(s.last_reload = strdup(d->last_reload)))
 		r = -ENOMEM;
 	for (size_t i = 0; !r && i < d->watch.n_marks; i++) {
 		const struct fsmark *m = &d->watch.marks[i];
@@ -178,6 +231,8 @@ static int state_write(struct daemon *d)
 			r = ea_state_set_job(&s, l->reason, l->done, l->total);
 	}
 	if (!r)
+		metrics_write(d, &s);
+	if (!r && d->state_dir_fd >= 0)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
 	ea_state_free(&s);
 	if (r < 0)
@@ -316,6 +371,7 @@ static void reload(struct daemon *d)
 		report_error(&d->report, NULL, d->config ? d->config : EA_POLICY_CONF, r,
 			     "new configuration has %u errors, keeping the old rules", n);
 		d->report.counters[EA_CNT_RELOAD_FAILURES]++;
+		d->last_reload = "refused";
 		d->phase = "running";
 		publish(d);
 		/* After publish(): this STATUS= is the one a watcher should see. */
@@ -331,6 +387,7 @@ static void reload(struct daemon *d)
 	/* New rules may cover directories that exist already. */
 	apply_rescan(&d->apply, false);
 	d->report.counters[EA_CNT_RELOADS]++;
+	d->last_reload = "ok";
 	d->phase = "running";
 	log_msg(d, LOG_INFO, "configuration reloaded: %zu rules", p->n_rules);
 	publish(d);
@@ -543,6 +600,8 @@ static void daemon_free(struct daemon *d)
 	report_free(&d->report);
 	ea_policy_free(d->policy);
 	d->policy = NULL;
+	free(d->bdevs);
+	d->bdevs = NULL;
 	closep(&d->watch.fan_fd);
 	closep(&d->watch.ino_fd);
 	closep(&d->epoll_fd);

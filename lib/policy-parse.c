@@ -59,6 +59,7 @@ enum daemon_type {
 	DT_COUNT,
 	DT_WATCH,
 	DT_WINDOWS,
+	DT_PATH,
 };
 
 #define SEC_USEC 1000000ULL
@@ -90,6 +91,7 @@ static const struct daemon_key {
 	  365 * DAY_USEC },
 	{ "realign_queue_max", DT_COUNT, F(realign_queue_max), 1, 100000000 },
 	{ "realign_windows", DT_WINDOWS, F(realign_windows) },
+	{ "metrics_file", DT_PATH, F(metrics_file) },
 #undef F
 };
 
@@ -343,6 +345,26 @@ static void daemon_key(struct parser *ps, const char *name, const char *value)
 		else
 			msg = "expected auto, fanotify or inotify";
 		break;
+	case DT_PATH: {
+		size_t len = strlen(value);
+		char *copy;
+
+		/* The daemon's working directory is /: a relative name means nothing. */
+		if (value[0] != '/')
+			msg = "expected an absolute path";
+		else if (value[len - 1] == '/' ||
+			 !strcmp(value + len - (len >= 2 ? 2 : len), "/.") ||
+			 (len >= 3 && !strcmp(value + len - 3, "/..")))
+			msg = "expected a file name, not a directory";
+		else if (!(copy = strdup(value)))
+			ps->fatal = -ENOMEM;
+		else {
+			/* A later file overrides an earlier one. */
+			free(*(char **)field);
+			*(char **)field = copy;
+		}
+		break;
+	}
 	case DT_WINDOWS: {
 		struct ea_time_window w[EA_TIME_WINDOWS_MAX];
 		size_t n = 0;
@@ -1064,6 +1086,7 @@ void ea_policy_free(struct ea_policy *p)
 	for (size_t i = 0; i < p->n_watch; i++)
 		free(p->watch[i].path);
 	free(p->watch);
+	free(p->daemon.metrics_file);
 	free(p);
 }
 

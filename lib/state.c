@@ -64,6 +64,7 @@ void ea_state_free(struct ea_state *s)
 	free(s->config);
 	free(s->watcher);
 	free(s->phase);
+	free(s->last_reload);
 	*s = (struct ea_state){ 0 };
 }
 
@@ -286,6 +287,9 @@ int ea_state_format(const struct ea_state *s, char **ret, size_t *len)
 		ok = ok && put_fields(f, "config", (const char *const[]){ s->config }, 1);
 		ok = ok && put_fields(f, "watcher", (const char *const[]){ s->watcher }, 1);
 		ok = ok && put_fields(f, "phase", (const char *const[]){ s->phase }, 1);
+		if (s->last_reload)
+			ok = ok &&
+			     put_fields(f, "reload", (const char *const[]){ s->last_reload }, 1);
 		fprintf(f, "rules\t%u\n", s->rules);
 		for (int i = 0; i < _EA_CNT_MAX; i++)
 			fprintf(f, "counter\t%s\t%" PRIu64 "\n", counter_names[i], s->counters[i]);
@@ -433,6 +437,9 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 	} else if (IS("phase", 1)) {
 		free(s->phase);
 		s->phase = TAKE_PTR(v[1]);
+	} else if (IS("reload", 1)) {
+		free(s->last_reload);
+		s->last_reload = TAKE_PTR(v[1]);
 	} else if (IS("rules", 1)) {
 		r = parse_u64(v[1], strlen(v[1]), &u);
 		if (!r && u > UINT32_MAX)
@@ -468,8 +475,9 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 			r = -EBADMSG; /* a job record before any late record */
 	} else if (!strcmp(v[0], "pid") || !strcmp(v[0], "started") || !strcmp(v[0], "updated") ||
 		   !strcmp(v[0], "config") || !strcmp(v[0], "watcher") || !strcmp(v[0], "phase") ||
-		   !strcmp(v[0], "rules") || !strcmp(v[0], "counter") || !strcmp(v[0], "mark") ||
-		   !strcmp(v[0], "error") || !strcmp(v[0], "late") || !strcmp(v[0], "job")) {
+		   !strcmp(v[0], "reload") || !strcmp(v[0], "rules") || !strcmp(v[0], "counter") ||
+		   !strcmp(v[0], "mark") || !strcmp(v[0], "error") || !strcmp(v[0], "late") ||
+		   !strcmp(v[0], "job")) {
 		r = -EBADMSG; /* a known record with the wrong number of fields */
 	}
 	/* Anything else is a record from a newer daemon: skipped. */

@@ -159,6 +159,9 @@ struct ea_daemon_conf {
 	uint64_t realign_queue_max;	     /* candidates kept; default 100000 */
 	struct ea_time_window realign_windows[EA_TIME_WINDOWS_MAX];
 	size_t n_realign_windows; /* 0: any time of day (default) */
+
+	/* Prometheus text written beside the state file; NULL: none (default). */
+	char *metrics_file;
 };
 
 /* Is minute_of_day (0..1439, local time) inside a realignment window?  True

@@ -7,6 +7,7 @@
  *
  *	extalign-state	1
  *	pid	1234
+ *	reload	refused
  *	counter	files_hinted	17
  *	mark	/srv/db	xfs	fanotify-filesystem
  *	error	<realtime usec>	<errno>	<rule>	<path>	<message>
@@ -22,7 +23,9 @@
 #ifndef EXTALIGN_STATE_H
 #define EXTALIGN_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -83,9 +86,10 @@ struct ea_state {
 	pid_t pid;
 	uint64_t started_usec; /* CLOCK_REALTIME */
 	uint64_t updated_usec;
-	char *config;  /* path of the configuration in use */
-	char *watcher; /* "fanotify" or "inotify" */
-	char *phase;   /* "starting", "running", "reloading", "stopping" */
+	char *config;	   /* path of the configuration in use */
+	char *watcher;	   /* "fanotify" or "inotify" */
+	char *phase;	   /* "starting", "running", "reloading", "stopping" */
+	char *last_reload; /* "ok" or "refused"; NULL before the first reload */
 	unsigned rules;
 	uint64_t counters[_EA_CNT_MAX];
 	struct ea_state_mark *marks;
@@ -123,6 +127,38 @@ int ea_state_parse(const char *buf, size_t len, struct ea_state *ret, unsigned *
  */
 int ea_state_write_at(int dirfd, const char *name, const struct ea_state *s);
 int ea_state_read_at(int dirfd, const char *name, struct ea_state *ret, unsigned *bad_line);
+
+/* A block device under a watched filesystem, for the metrics. */
+struct ea_prom_bdev {
+	char device[256];  /* kernel name, "nvme0n1p1" */
+	uint32_t unit_min; /* atomic write unit range; 0 when none */
+	uint32_t unit_max;
+};
+
+/*
+ * Write the state as Prometheus text exposition (the format node_exporter's
+ * textfile collector reads).  running: the daemon is alive.  bdevs may be
+ * NULL.  Prints no errors; returns 0 or -EIO when f failed.
+ */
+int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
+			      const struct ea_prom_bdev *bdevs, size_t n_bdevs);
+
+/*
+ * The block devices under the state's marks, with their atomic write unit
+ * range from sysfs (sysroot NULL: the running system).  Marks on the same
+ * device give one entry; a mark not on a block device (tmpfs, NFS) none.
+ * *ret is malloc()ed.  Returns 0 or -errno.
+ */
+int ea_state_mark_bdevs(const struct ea_state *s, const char *sysroot, struct ea_prom_bdev **ret,
+			size_t *n);
+
+/*
+ * Replace path with buf atomically and durably: a temporary file in the
+ * same directory, written, fsync()ed and renamed over the name, then the
+ * directory fsync()ed.  The directory is opened as given (its symlinks are
+ * the administrator's); the final name itself is replaced, never followed.
+ */
+int ea_file_replace(const char *path, const char *buf, size_t len, mode_t mode);
 
 /* Field escaping as used by the file; exposed for tests.  malloc()ed results. */
 char *ea_state_escape(const char *s);

@@ -19,7 +19,11 @@ chmod +x "$EXTALIGND"
 M=$(mkfs_mount xfs 300)
 mkdir -p "$M/db" "$M/ev" "$M/out"
 CONF=$WORK/extalign.conf
+# metrics_file: the Prometheus text and its device lookup under valgrind too.
 cat >"$CONF" <<CONF
+[daemon]
+metrics_file = $WORK/extalign.prom
+
 [rule db]
 directory = $M/db
 extsize = 64k
@@ -30,6 +34,7 @@ extsize = 128k
 inherit = no
 CONF
 start_daemon "$CONF"
+wait_until 10 test -s "$WORK/extalign.prom" || fail "no metrics file under valgrind"
 mkdir -p "$M/db/a" "$M/ev/b"
 touch "$M/db/a/f" "$M/ev/b/g"
 echo data >"$M/out/d" && mv "$M/out/d" "$M/ev/late"

@@ -141,6 +141,16 @@ expect_exit 0 "$EXTALIGN" policy show "${GOOD[@]}" --daemon --json
 jq -e '.daemon[0].realign_bwlimit == 104857600 and .daemon[0].realign == true and .daemon[0].idle_time == "5min"' \
 	"$WORK/out" >/dev/null || fail "show --daemon --json"
 
+# metrics_file: an absolute file name, shown back; anything else refused.
+printf '[daemon]\nmetrics_file = /var/lib/node-exporter/extalign.prom\n' >"$WORK/metrics.conf"
+expect_exit 0 "$EXTALIGN" policy show -c "$WORK/metrics.conf" "${SYS[@]}" --daemon
+expect_in out "metrics_file = /var/lib/node-exporter/extalign.prom"
+for bad in extalign.prom /var/lib/ /var/lib/..; do
+	printf '[daemon]\nmetrics_file = %s\n' "$bad" >"$WORK/metrics.conf"
+	expect_exit 1 "$EXTALIGN" policy check -c "$WORK/metrics.conf" "${SYS[@]}"
+	expect_in err "metrics.conf:2: invalid metrics_file '$bad' in [daemon]"
+done
+
 # ---- the shipped sample and the man page example ----
 # As shipped everything is commented out; with every example uncommented it
 # is still valid (its project needs a name in the project id file).

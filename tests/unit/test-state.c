@@ -18,6 +18,7 @@ static void fill(struct ea_state *s)
 	s->config = strdup("/etc/extalign.conf");
 	s->watcher = strdup("fanotify");
 	s->phase = strdup("running");
+	s->last_reload = strdup("refused");
 	for (int i = 0; i < _EA_CNT_MAX; i++)
 		s->counters[i] = 1000 + (uint64_t)i;
 	ck_assert_int_eq(ea_state_add_mark(s, "/srv/db", "xfs", "fanotify-filesystem"), 0);
@@ -50,6 +51,7 @@ START_TEST(test_roundtrip)
 	ck_assert_uint_eq(b.rules, 3);
 	ck_assert_str_eq(b.config, "/etc/extalign.conf");
 	ck_assert_str_eq(b.phase, "running");
+	ck_assert_str_eq(b.last_reload, "refused");
 	for (int i = 0; i < _EA_CNT_MAX; i++)
 		ck_assert_uint_eq(b.counters[i], 1000 + (uint64_t)i);
 	ck_assert_uint_eq(b.n_marks, 1);
@@ -171,6 +173,63 @@ START_TEST(test_file_atomic)
 }
 END_TEST
 
+START_TEST(test_prometheus)
+{
+	struct ea_state a;
+	struct ea_prom_bdev dev = { .device = "nvme0n1", .unit_min = 4096, .unit_max = 65536 };
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fill(&a);
+	/* A rule name or path the user chose cannot break out of its label. */
+	free(a.late[0].rule);
+	a.late[0].rule = strdup("r\"} 9\n\\");
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ea_state_write_prometheus(f, &a, true, &dev, 1), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(
+		strstr(buf, "\nextalign_late_files_pending{rule=\"r\\\"} 9\\n\\\\\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_late_files_pending{rule=\"db\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_files_hinted_total{by=\"event\"} 1003\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_last_reload_refused 1\n"));
+	ck_assert_ptr_nonnull(
+		strstr(buf, "\nextalign_atomic_write_unit_max_bytes{device=\"nvme0n1\"} 65536\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "# TYPE extalign_events_total counter\n"));
+	ea_state_free(&a);
+}
+END_TEST
+
+START_TEST(test_file_replace)
+{
+	char dir[] = "/tmp/test-replace.XXXXXX", path[64], target[64], got[16] = "";
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/m.prom", dir);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	/* A symlink at the final name is replaced, its target left alone. */
+	fd = open(target, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(symlink(target, path), 0);
+	ck_assert_int_eq(ea_file_replace(path, "a 1\n", 4, 0644), 0);
+	fd = open(target, O_RDONLY);
+	ck_assert_int_eq(read(fd, got, sizeof(got)), 0);
+	close(fd);
+	fd = open(path, O_RDONLY | O_NOFOLLOW);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, got, sizeof(got)), 4);
+	close(fd);
+	ck_assert_str_eq(got, "a 1\n");
+	ck_assert_int_eq(ea_file_replace("/tmp/a-directory/", "", 0, 0644), -EISDIR);
+	unlink(path);
+	unlink(target);
+	rmdir(dir);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("state");
@@ -184,6 +243,8 @@ int main(void)
 	tcase_add_test(tc, test_escape);
 	tcase_add_test(tc, test_counter_names);
 	tcase_add_test(tc, test_file_atomic);
+	tcase_add_test(tc, test_prometheus);
+	tcase_add_test(tc, test_file_replace);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The daemon's state in the Prometheus text exposition format, for
+ * `extalign status --format=prometheus` and the daemon's metrics_file (read
+ * by node_exporter's textfile collector).  Names follow the Prometheus
+ * conventions: an extalign_ prefix, _total on counters, bytes and seconds.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "extalign/macro.h"
+#include "extalign/state.h"
+
+/* Label values escape backslash, double quote and newline; nothing else. */
+static void put_label_value(FILE *f, const char *v)
+{
+	fputc('"', f);
+	for (const char *p = v ? v : ""; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void put_family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_counter(FILE *f, const char *name, const char *help, uint64_t v)
+{
+	put_family(f, name, "counter", help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+/* Waiting in any way (listed, queued, running, no engine); not finished. */
+static bool is_pending(const struct ea_state_late *l)
+{
+	return strcmp(l->queue, "done") && strcmp(l->queue, "failed") &&
+	       strcmp(l->queue, "skipped");
+}
+
+int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
+			      const struct ea_prom_bdev *bdevs, size_t n_bdevs)
+{
+	const uint64_t *c = s->counters;
+
+	put_family(f, "extalign_daemon_running", "gauge",
+		   "1 while extalignd runs; 0 once it stopped or its process is gone.");
+	fprintf(f, "extalign_daemon_running %d\n", running ? 1 : 0);
+	put_family(f, "extalign_daemon_start_time_seconds", "gauge",
+		   "When extalignd started, seconds since the epoch.");
+	fprintf(f, "extalign_daemon_start_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
+		s->started_usec / 1000000, s->started_usec % 1000000);
+	put_family(f, "extalign_state_updated_time_seconds", "gauge",
+		   "When extalignd last wrote its state, seconds since the epoch.");
+	fprintf(f, "extalign_state_updated_time_seconds %" PRIu64 ".%06" PRIu64 "\n",
+		s->updated_usec / 1000000, s->updated_usec % 1000000);
+	put_family(f, "extalign_rules", "gauge", "Rules in the configuration in use.");
+	fprintf(f, "extalign_rules %u\n", s->rules);
+
+	put_family(f, "extalign_watched_filesystem_info", "gauge",
+		   "A filesystem or tree extalignd watches, and how.");
+	for (size_t i = 0; i < s->n_marks; i++) {
+		fputs("extalign_watched_filesystem_info{path=", f);
+		put_label_value(f, s->marks[i].path);
+		fputs(",fstype=", f);
+		put_label_value(f, s->marks[i].fstype);
+		fputs(",watch=", f);
+		put_label_value(f, s->marks[i].how);
+		fputs("} 1\n", f);
+	}
+
+	put_counter(f, "extalign_events_total", "Filesystem events read.", c[EA_CNT_EVENTS]);
+	/* One family, the way the hint arrived as a label: sums stay meaningful. */
+	put_family(f, "extalign_files_hinted_total", "counter",
+		   "Files given their extent size hint, by extalignd on an event or by the "
+		   "kernel through inheritance.");
+	fprintf(f, "extalign_files_hinted_total{by=\"event\"} %" PRIu64 "\n",
+		c[EA_CNT_FILES_HINTED]);
+	fprintf(f, "extalign_files_hinted_total{by=\"inheritance\"} %" PRIu64 "\n",
+		c[EA_CNT_FILES_INHERITED]);
+	put_family(f, "extalign_directories_hinted_total", "counter",
+		   "Directories given hint inheritance, by extalignd or by the kernel.");
+	fprintf(f, "extalign_directories_hinted_total{by=\"event\"} %" PRIu64 "\n",
+		c[EA_CNT_DIRS_INHERIT]);
+	fprintf(f, "extalign_directories_hinted_total{by=\"inheritance\"} %" PRIu64 "\n",
+		c[EA_CNT_DIRS_INHERITED]);
+	put_counter(f, "extalign_late_files_total",
+		    "Files found with data before their hint: realignment candidates.",
+		    c[EA_CNT_FILES_LATE]);
+
+	/* The state lists at most its newest late files; the count is of those. */
+	put_family(f, "extalign_late_files_pending", "gauge",
+		   "Late files listed in the state that wait for realignment, by rule.");
+	for (size_t i = 0; i < s->n_late; i++) {
+		size_t n = 0;
+		bool seen = false;
+
+		if (!is_pending(&s->late[i]))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = is_pending(&s->late[j]) && !strcmp(s->late[j].rule, s->late[i].rule);
+		if (seen)
+			continue;
+		for (size_t j = i; j < s->n_late; j++)
+			n += is_pending(&s->late[j]) && !strcmp(s->late[j].rule, s->late[i].rule);
+		fputs("extalign_late_files_pending{rule=", f);
+		put_label_value(f, s->late[i].rule);
+		fprintf(f, "} %zu\n", n);
+	}
+
+	put_counter(f, "extalign_realigned_files_total", "Realignment jobs that finished.",
+		    c[EA_CNT_JOBS_DONE]);
+	put_family(f, "extalign_failures_total", "counter",
+		   "Failures by reason: the kernel kept no hint, a hint or watch failed, a "
+		   "realignment job failed.");
+	fprintf(f, "extalign_failures_total{reason=\"unsupported\"} %" PRIu64 "\n",
+		c[EA_CNT_UNSUPPORTED]);
+	fprintf(f, "extalign_failures_total{reason=\"error\"} %" PRIu64 "\n", c[EA_CNT_ERRORS]);
+	fprintf(f, "extalign_failures_total{reason=\"realign\"} %" PRIu64 "\n",
+		c[EA_CNT_JOBS_FAILED]);
+	put_counter(f, "extalign_skipped_total",
+		    "Entries left alone on purpose: symlinks, hard links, devices, other mounts.",
+		    c[EA_CNT_SKIPPED]);
+	put_counter(f, "extalign_event_overflows_total",
+		    "Event queue overflows (fanotify or inotify); each costs a rescan.",
+		    c[EA_CNT_OVERFLOWS]);
+	put_counter(f, "extalign_rescans_total", "Trees walked after an overflow or a move.",
+		    c[EA_CNT_RESCANS]);
+	put_counter(f, "extalign_reloads_total", "Configurations swapped in on reload.",
+		    c[EA_CNT_RELOADS]);
+	put_counter(f, "extalign_reload_failures_total",
+		    "Configurations refused on reload; the old rules stayed.",
+		    c[EA_CNT_RELOAD_FAILURES]);
+	if (s->last_reload) {
+		put_family(f, "extalign_last_reload_refused", "gauge",
+			   "1 when the last reload was refused and the old rules are in use.");
+		fprintf(f, "extalign_last_reload_refused %d\n",
+			!strcmp(s->last_reload, "refused") ? 1 : 0);
+	}
+
+	put_family(f, "extalign_atomic_write_unit_min_bytes", "gauge",
+		   "Smallest atomic write unit of the block device under a watched "
+		   "filesystem; 0 when it has none.");
+	for (size_t i = 0; i < n_bdevs; i++) {
+		fputs("extalign_atomic_write_unit_min_bytes{device=", f);
+		put_label_value(f, bdevs[i].device);
+		fprintf(f, "} %" PRIu32 "\n", bdevs[i].unit_min);
+	}
+	put_family(f, "extalign_atomic_write_unit_max_bytes", "gauge",
+		   "Largest atomic write unit of the block device under a watched "
+		   "filesystem; 0 when it has none.");
+	for (size_t i = 0; i < n_bdevs; i++) {
+		fputs("extalign_atomic_write_unit_max_bytes{device=", f);
+		put_label_value(f, bdevs[i].device);
+		fprintf(f, "} %" PRIu32 "\n", bdevs[i].unit_max);
+	}
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}
