@@ -107,6 +107,8 @@ step "A file written before its hint is misaligned; set refuses it"
 xfs_io -f -c 'pwrite -q 0 4k' -c fsync -c 'pwrite -q 8k 60k' -c fsync "$W/xfs/old.dat"
 run "$X" set --extsize 64k "$W/xfs/old.dat"
 run "$X" check --extsize 64k "$W/xfs/old.dat"
+# The same file drawn, one character per 64K unit: where it went wrong.
+run "$X" check --map --extsize 64k "$W/xfs/old.dat"
 
 step "Bad input changes nothing"
 run "$X" set --extsize 12k "$W/xfs/db"
@@ -129,6 +131,7 @@ if has_cmd realign; then
 	step "Realignment rewrites the misaligned file, verified"
 	run "$X" realign --state-dir "$W/realign" --extsize 64k "$W/xfs/old.dat"
 	run "$X" check "$W/xfs/old.dat"
+	run "$X" check --map "$W/xfs/old.dat"
 fi
 
 if [ -x "$TOP/build/extalignd" ] && has_cmd policy; then
