@@ -30,28 +30,12 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-int ea_file_replace(const char *path, const char *buf, size_t len, mode_t mode)
+int ea_file_replace_at(int dfd, const char *name, const char *buf, size_t len, mode_t mode)
 {
-	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL, *tmp = NULL;
-	_cleanup_close_ int dfd = -1, fd = -1;
-	const char *name;
+	_cleanup_free_ char *tmp = NULL;
+	_cleanup_close_ int fd = -1;
 	int r;
 
-	if (!path || !*path)
-		return -EINVAL;
-	/* basename() would strip the slash and write beside the directory. */
-	if (path[strlen(path) - 1] == '/')
-		return -EISDIR;
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	if (!dcopy || !bcopy)
-		return -ENOMEM;
-	name = basename(bcopy);
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "/"))
-		return -EISDIR;
-	dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return negative_errno();
 	/* The textfile collector reads *.prom only: a dot file is never half-read. */
 	if (asprintf(&tmp, ".%s.%d.tmp", name, (int)getpid()) < 0)
 		return -ENOMEM;
@@ -60,6 +44,7 @@ int ea_file_replace(const char *path, const char *buf, size_t len, mode_t mode)
 	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
 		return negative_errno();
+	/* Whatever the umask (extalignd's unit sets 0077). */
 	r = fchmod(fd, mode) < 0 ? negative_errno() : 0;
 	if (!r)
 		r = write_all(fd, buf, len);
@@ -76,4 +61,28 @@ int ea_file_replace(const char *path, const char *buf, size_t len, mode_t mode)
 	if (fsync(dfd) < 0)
 		return negative_errno();
 	return 0;
+}
+
+int ea_file_replace(const char *path, const char *buf, size_t len, mode_t mode)
+{
+	_cleanup_free_ char *dcopy = NULL, *bcopy = NULL;
+	_cleanup_close_ int dfd = -1;
+	const char *name;
+
+	if (!path || !*path)
+		return -EINVAL;
+	/* basename() would strip the slash and write beside the directory. */
+	if (path[strlen(path) - 1] == '/')
+		return -EISDIR;
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!dcopy || !bcopy)
+		return -ENOMEM;
+	name = basename(bcopy);
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || !strcmp(name, "/"))
+		return -EISDIR;
+	dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return negative_errno();
+	return ea_file_replace_at(dfd, name, buf, len, mode);
 }

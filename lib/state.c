@@ -521,44 +521,15 @@ int ea_state_parse(const char *buf, size_t len, struct ea_state *ret, unsigned *
 
 int ea_state_write_at(int dirfd, const char *name, const struct ea_state *s)
 {
-	_cleanup_free_ char *buf = NULL, *tmp = NULL;
-	_cleanup_close_ int fd = -1;
-	size_t len, off = 0;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
 	int r;
 
 	r = ea_state_format(s, &buf, &len);
 	if (r < 0)
 		return r;
-	if (asprintf(&tmp, ".%s.tmp", name) < 0)
-		return -ENOMEM;
 	/* 0644: the state names paths but no contents; status runs unprivileged. */
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return negative_errno();
-	/* Whatever the umask (the unit sets 0077): status runs unprivileged. */
-	if (fchmod(fd, 0644) < 0) {
-		r = negative_errno();
-		unlinkat(dirfd, tmp, 0);
-		return r;
-	}
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = negative_errno();
-			unlinkat(dirfd, tmp, 0);
-			return r;
-		}
-		off += (size_t)n;
-	}
-	if (renameat(dirfd, tmp, dirfd, name) < 0) {
-		r = negative_errno();
-		unlinkat(dirfd, tmp, 0);
-		return r;
-	}
-	return 0;
+	return ea_file_replace_at(dirfd, name, buf, len, 0644);
 }
 
 int ea_state_read_at(int dirfd, const char *name, struct ea_state *ret, unsigned *bad_line)

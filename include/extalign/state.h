@@ -123,7 +123,8 @@ int ea_state_parse(const char *buf, size_t len, struct ea_state *ret, unsigned *
 
 /*
  * Replace name under dirfd atomically (a temporary file renamed over it),
- * so a reader sees the old or the new state and never half of one.
+ * so a reader sees the old or the new state and never half of one, and after
+ * a crash the one or the other (ea_file_replace_at()).
  */
 int ea_state_write_at(int dirfd, const char *name, const struct ea_state *s);
 int ea_state_read_at(int dirfd, const char *name, struct ea_state *ret, unsigned *bad_line);
@@ -159,6 +160,8 @@ int ea_state_mark_bdevs(const struct ea_state *s, const char *sysroot, struct ea
  * the administrator's); the final name itself is replaced, never followed.
  */
 int ea_file_replace(const char *path, const char *buf, size_t len, mode_t mode);
+/* The same for name under an open directory (the state and the late list). */
+int ea_file_replace_at(int dfd, const char *name, const char *buf, size_t len, mode_t mode);
 
 /* Field escaping as used by the file; exposed for tests.  malloc()ed results. */
 char *ea_state_escape(const char *s);
