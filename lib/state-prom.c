@@ -45,6 +45,18 @@ static bool is_pending(const struct ea_state_late *l)
 	       strcmp(l->queue, "skipped");
 }
 
+/* One gauge family with a sample per block device: its unit min or max. */
+static void put_bdev_gauge(FILE *f, const char *name, const char *help,
+			   const struct ea_prom_bdev *bdevs, size_t n, bool max)
+{
+	put_family(f, name, "gauge", help);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "%s{device=", name);
+		put_label_value(f, bdevs[i].device);
+		fprintf(f, "} %" PRIu32 "\n", max ? bdevs[i].unit_max : bdevs[i].unit_min);
+	}
+}
+
 int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 			      const struct ea_prom_bdev *bdevs, size_t n_bdevs)
 {
@@ -145,22 +157,14 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 			!strcmp(s->last_reload, "refused") ? 1 : 0);
 	}
 
-	put_family(f, "extalign_atomic_write_unit_min_bytes", "gauge",
-		   "Smallest atomic write unit of the block device under a watched "
-		   "filesystem; 0 when it has none.");
-	for (size_t i = 0; i < n_bdevs; i++) {
-		fputs("extalign_atomic_write_unit_min_bytes{device=", f);
-		put_label_value(f, bdevs[i].device);
-		fprintf(f, "} %" PRIu32 "\n", bdevs[i].unit_min);
-	}
-	put_family(f, "extalign_atomic_write_unit_max_bytes", "gauge",
-		   "Largest atomic write unit of the block device under a watched "
-		   "filesystem; 0 when it has none.");
-	for (size_t i = 0; i < n_bdevs; i++) {
-		fputs("extalign_atomic_write_unit_max_bytes{device=", f);
-		put_label_value(f, bdevs[i].device);
-		fprintf(f, "} %" PRIu32 "\n", bdevs[i].unit_max);
-	}
+	put_bdev_gauge(f, "extalign_atomic_write_unit_min_bytes",
+		       "Smallest atomic write unit of the block device under a watched "
+		       "filesystem; 0 when it has none.",
+		       bdevs, n_bdevs, false);
+	put_bdev_gauge(f, "extalign_atomic_write_unit_max_bytes",
+		       "Largest atomic write unit of the block device under a watched "
+		       "filesystem; 0 when it has none.",
+		       bdevs, n_bdevs, true);
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }
