@@ -22,13 +22,18 @@ expect "hint after the change" "$(extsize "$f")" 16384
 expect "clearing (no flag, size 0)" "$(kt setx "$f" 0 0)" ok
 expect "GET after clearing" "$(kt getx "$f")" "xflags=0x0 extsize=0"
 expect "one block is a valid hint" "$(kt setx "$f" $EXTSIZE 4096)" ok
-expect "a whole block group is a valid hint" "$(kt setx "$f" $EXTSIZE $((128 << 20)))" ok
+expect "32 MiB, the largest aligned allocation, is a valid hint" \
+	"$(kt setx "$f" $EXTSIZE $((32 << 20)))" ok
 kt setx "$f" 0 0 >/dev/null
 
 # The rules, each with its errno.
 expect "not a multiple of the block size" "$(kt setx "$f" $EXTSIZE 6144)" "err EINVAL"
 expect "not a power of two in blocks" "$(kt setx "$f" $EXTSIZE 12288)" "err EINVAL"
 expect "larger than a block group" "$(kt setx "$f" $EXTSIZE $((256 << 20)))" "err EINVAL"
+# Hints that mballoc can never align could never take effect (issue 22).
+expect "a whole block group (over mballoc's 32 MiB)" \
+	"$(kt setx "$f" $EXTSIZE $((128 << 20)))" "err EINVAL"
+expect "64 MiB (over mballoc's 32 MiB)" "$(kt setx "$f" $EXTSIZE $((64 << 20)))" "err EINVAL"
 expect "failed SETs leave no hint" "$(kt getx "$f")" "xflags=0x0 extsize=0"
 # The VFS (fileattr_set_prepare) turns FS_XFLAG_EXTSIZE with size 0 into a
 # plain clear before ext4 sees it, as for XFS.
@@ -73,10 +78,13 @@ remount "$UBD"
 expect "cleared hint stays cleared" "$(kt getx "$MNT/other")" "xflags=0x0 extsize=0"
 umount "$MNT"
 
-# 1 KiB blocks: the limits are in blocks.
+# 1 KiB blocks: the limits are in blocks, and the groups start at block 1,
+# so that no hint over one block can ever be aligned.
 fresh_ext4 "$UBD" -b 1024
 : >"$MNT/f"
-expect "1k fs: 64 KiB hint" "$(kt setx "$MNT/f" $EXTSIZE 65536)" ok
+expect "1k fs: 64 KiB hint (never aligned)" "$(kt setx "$MNT/f" $EXTSIZE 65536)" "err EINVAL"
+expect "1k fs: 2 KiB hint (never aligned)" "$(kt setx "$MNT/f" $EXTSIZE 2048)" "err EINVAL"
+expect "1k fs: one block" "$(kt setx "$MNT/f" $EXTSIZE 1024)" ok
 expect "1k fs: 3 KiB (not a power of two)" "$(kt setx "$MNT/f" $EXTSIZE 3072)" "err EINVAL"
 expect "1k fs: 16 MiB (over a group of 8 MiB)" "$(kt setx "$MNT/f" $EXTSIZE $((16 << 20)))" "err EINVAL"
 umount "$MNT"

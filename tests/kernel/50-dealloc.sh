@@ -90,5 +90,17 @@ units_aligned "$t" $UNIT || die "punch past EOF broke a unit"
 truncate -s 0 "$t"
 expect "blocks after truncate to 0" "$(stat -c %b "$t")" 0
 ok "truncate keeps units whole and exposes no old data"
+
+# A punch that runs past EOF ends at the end of the unit holding EOF, so
+# only its start must be a multiple of the unit, whatever its length.
+p=$MNT/punch
+forcealign_file "$p" $((256 * K))
+truncate -s $((200 * K)) "$p" || die "truncate"
+expect "punch from 128k, 100k long, past EOF" "$(falloc -p $((128 * K)) $((100 * K)) "$p")" ok
+expect "blocks after it (units 0 and 1)" "$(stat -c %b "$p")" 256
+expect "size after it" "$(stat -c %s "$p")" $((200 * K))
+filled "$p" 0 $((128 * K)) || die "data before the punch"
+units_aligned "$p" $UNIT || die "punch past EOF broke a unit"
+expect "punch from 32k past EOF" "$(falloc -p $((32 * K)) $((400 * K)) "$p")" "err EINVAL"
 umount "$MNT"
 exit 0

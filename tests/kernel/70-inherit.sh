@@ -42,7 +42,8 @@ expect "after the change" "$(kt getx "$d")" "xflags=0x1000 extsize=16384"
 expect "clearing (no flag, size 0)" "$(kt setx "$d" 0 0)" ok
 expect "GET after clearing" "$(kt getx "$d")" "$PLAIN"
 expect "one block" "$(kt setx "$d" $EXTSZINHERIT 4096)" ok
-expect "a whole block group" "$(kt setx "$d" $EXTSZINHERIT $((128 << 20)))" ok
+expect "a whole block group (never aligned)" "$(kt setx "$d" $EXTSZINHERIT $((128 << 20)))" "err EINVAL"
+expect "32 MiB" "$(kt setx "$d" $EXTSZINHERIT $((32 << 20)))" ok
 expect "flag with size 0 clears (VFS)" "$(kt setx "$d" $EXTSZINHERIT 0)" ok
 expect "cleared" "$(kt getx "$d")" "$PLAIN"
 
@@ -239,9 +240,10 @@ umount "$MNT"
 # 1 KiB blocks: the limits are in blocks.
 fresh_ext4 "$UBD" -b 1024
 mkdir "$MNT/d"
-expect "1k fs: 64 KiB" "$(kt setx "$MNT/d" $EXTSZINHERIT $UNIT)" ok
+expect "1k fs: 64 KiB (never aligned)" "$(kt setx "$MNT/d" $EXTSZINHERIT $UNIT)" "err EINVAL"
 expect "1k fs: 3 KiB" "$(kt setx "$MNT/d" $EXTSZINHERIT 3072)" "err EINVAL"
 expect "1k fs: 16 MiB (over a group)" "$(kt setx "$MNT/d" $EXTSZINHERIT $((16 << 20)))" "err EINVAL"
+expect "1k fs: one block" "$(kt setx "$MNT/d" $EXTSZINHERIT 1024)" ok
 : >"$MNT/d/f"
-expect "1k fs: new file" "$(kt getx "$MNT/d/f")" "$HINTED"
+expect "1k fs: new file" "$(kt getx "$MNT/d/f")" "xflags=0x800 extsize=1024"
 umount "$MNT"

@@ -15,6 +15,13 @@
  *   ktool tmpfile DIR NAME LEN        O_TMPFILE in DIR: getx of it before
  *                                     any write, write LEN bytes, link NAME
  *   ktool mknod FILE                  mknod(S_IFREG), a regular file
+ *   ktool moveext ORIG DONOR OSTART DSTART LEN
+ *                                     EXT4_IOC_MOVE_EXT (in blocks)
+ *   ktool swapboot FILE               EXT4_IOC_SWAP_BOOT
+ *   ktool race FILE UNIT COUNT        COUNT rounds, one per UNIT-byte unit
+ *                                     of FILE: page faults, fallocate
+ *                                     and a direct write fill holes of
+ *                                     the unit at the same time
  *
  * On success a command prints its result and exits 0; a failing system
  * call prints "err NAME" (the errno name) and exits 1; misuse exits 2.
@@ -22,6 +29,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <linux/fs.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -183,6 +193,170 @@ static int cmd_setx(const char *path, const char *flags_s, const char *ext_s)
 	return 0;
 }
 
+/* struct move_extent and the ioctls of <linux/ext4.h>, for old headers. */
+struct kmove_extent {
+	uint32_t reserved, donor_fd;
+	uint64_t orig_start, donor_start, len, moved_len;
+};
+#define K_EXT4_IOC_MOVE_EXT	_IOWR('f', 15, struct kmove_extent)
+#define K_EXT4_IOC_SWAP_BOOT	_IO('f', 17)
+
+static int cmd_moveext(char **argv)
+{
+	struct kmove_extent me = {
+		.orig_start = strtoull(argv[2], NULL, 0),
+		.donor_start = strtoull(argv[3], NULL, 0),
+		.len = strtoull(argv[4], NULL, 0),
+	};
+	int fd = open(argv[0], O_RDWR);
+	int dfd = open(argv[1], O_RDWR);
+
+	if (fd < 0 || dfd < 0)
+		return fail();
+	me.donor_fd = dfd;
+	if (ioctl(fd, K_EXT4_IOC_MOVE_EXT, &me) < 0)
+		return fail();
+	printf("ok %llu\n", (unsigned long long)me.moved_len);
+	return 0;
+}
+
+static int cmd_swapboot(const char *path)
+{
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0 || ioctl(fd, K_EXT4_IOC_SWAP_BOOT) < 0)
+		return fail();
+	printf("ok\n");
+	return 0;
+}
+
+/*
+ * The race: in every round, RACE_FAULTS threads write through a shared
+ * mapping into pages of one unit, one thread fallocates a block of it and
+ * one writes a block with O_DIRECT, all released at once.  The unit is a
+ * hole to begin with, so each of them may be the one that allocates it.
+ * Caches are dropped before every round, so that the allocation and the
+ * lookups sleep on reads and the others get to run in between.
+ */
+#define RACE_FAULTS 8
+#define RACE_PAGE 4096
+
+struct race {
+	pthread_barrier_t start;
+	char *map;
+	int fd, dfd;
+	off_t unit_off;
+	void *dbuf;
+	int sigbus, falloc_err, dio_err;
+	int first_errno;
+};
+
+static __thread sigjmp_buf race_jmp;
+
+static void race_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(race_jmp, 1);
+}
+
+struct race_arg {
+	struct race *r;
+	int idx;
+};
+
+static void race_errno(struct race *r, int *count, int err)
+{
+	__atomic_add_fetch(count, 1, __ATOMIC_SEQ_CST);
+	if (!r->first_errno)
+		r->first_errno = err;
+}
+
+static void *race_thread(void *p)
+{
+	struct race_arg *a = p;
+	struct race *r = a->r;
+	off_t off;
+
+	pthread_barrier_wait(&r->start);
+	if (a->idx < RACE_FAULTS) {
+		/* Pages 0, 2, 4, ... of the unit. */
+		off = r->unit_off + (off_t)a->idx * 2 * RACE_PAGE;
+		if (sigsetjmp(race_jmp, 1) == 0)
+			*(volatile char *)(r->map + off) = (char)0xa5;
+		else
+			race_errno(r, &r->sigbus, EFAULT);
+	} else if (a->idx == RACE_FAULTS) {
+		off = r->unit_off + 1 * RACE_PAGE;
+		if (fallocate(r->fd, 0, off, RACE_PAGE) < 0)
+			race_errno(r, &r->falloc_err, errno);
+	} else {
+		off = r->unit_off + 3 * RACE_PAGE;
+		if (pwrite(r->dfd, r->dbuf, RACE_PAGE, off) != RACE_PAGE)
+			race_errno(r, &r->dio_err, errno);
+	}
+	return NULL;
+}
+
+static int cmd_race(const char *path, const char *unit_s, const char *count_s)
+{
+	off_t unit = strtoll(unit_s, NULL, 0);
+	int count = atoi(count_s);
+	pthread_t th[RACE_FAULTS + 2];
+	struct race_arg args[RACE_FAULTS + 2];
+	struct sigaction sa = { .sa_handler = race_sigbus };
+	struct race r = { 0 };
+	int round, i, drop;
+
+	if (unit < 16 * RACE_PAGE || count <= 0) {
+		fprintf(stderr, "race: UNIT must be at least 64 KiB\n");
+		return 2;
+	}
+	r.fd = open(path, O_RDWR);
+	r.dfd = open(path, O_RDWR | O_DIRECT);
+	if (r.fd < 0 || r.dfd < 0 || ftruncate(r.fd, unit * count) < 0)
+		return fail();
+	r.map = mmap(NULL, unit * count, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     r.fd, 0);
+	if (r.map == MAP_FAILED || posix_memalign(&r.dbuf, RACE_PAGE, RACE_PAGE))
+		return fail();
+	memset(r.dbuf, 0xa5, RACE_PAGE);
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGBUS, &sa, NULL) < 0)
+		return fail();
+
+	for (round = 0; round < count; round++) {
+		r.unit_off = (off_t)round * unit;
+		drop = open("/proc/sys/vm/drop_caches", O_WRONLY);
+		if (drop >= 0) {
+			sync();
+			if (write(drop, "3", 1) < 0)
+				return fail();
+			close(drop);
+		}
+		pthread_barrier_init(&r.start, NULL, RACE_FAULTS + 2);
+		for (i = 0; i < RACE_FAULTS + 2; i++) {
+			args[i].r = &r;
+			args[i].idx = i;
+			errno = pthread_create(&th[i], NULL, race_thread, &args[i]);
+			if (errno)
+				return fail();
+		}
+		for (i = 0; i < RACE_FAULTS + 2; i++)
+			pthread_join(th[i], NULL);
+		pthread_barrier_destroy(&r.start);
+	}
+	if (msync(r.map, unit * count, MS_SYNC) < 0 || fsync(r.fd) < 0)
+		return fail();
+	if (r.sigbus || r.falloc_err || r.dio_err) {
+		errno = r.first_errno;
+		printf("sigbus=%d fallocate=%d dio=%d ", r.sigbus,
+		       r.falloc_err, r.dio_err);
+		return fail();
+	}
+	printf("ok %d rounds\n", count);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "statx"))
@@ -197,6 +371,12 @@ int main(int argc, char **argv)
 		return cmd_mknod(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "setx"))
 		return cmd_setx(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: ktool statx|awrite|getx|setx|tmpfile|mknod ...\n");
+	if (argc == 7 && !strcmp(argv[1], "moveext"))
+		return cmd_moveext(argv + 2);
+	if (argc == 3 && !strcmp(argv[1], "swapboot"))
+		return cmd_swapboot(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "race"))
+		return cmd_race(argv[2], argv[3], argv[4]);
+	fprintf(stderr, "usage: ktool statx|awrite|getx|setx|tmpfile|mknod|moveext|swapboot|race ...\n");
 	return 2;
 }

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Issue 22: a file created in a directory that hands down an extent size
+# hint gets the hint in its creating transaction; that must not make the
+# transaction ineligible for a fast commit (every fsync of a new file would
+# cost a full journal commit).  And what a fast commit logged must replay:
+# after a crash (every write dropped after the fsyncs), the new files are
+# there with their hint, forcealign and data.
+. "$(dirname "$0")/lib.sh"
+
+BOTH_INHERIT=0x101000 BOTH=0x100800
+UNIT=65536
+N=6
+DM=extalign-fc
+
+command -v dmsetup >/dev/null || skip "no dmsetup"
+sectors=$((256 * 2048))
+linear="0 $sectors linear $UBD 0"
+dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
+dev=/dev/dm-$(dmsetup info -c --noheadings -o minor $DM | tr -d " ")
+trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null
+	sed -i "\|^$dev\$|d" "$DEVS_FILE"' EXIT
+[ -b $dev ] || die "no $dev"
+
+# table TABLE: swap the device's table without freezing the filesystem.
+table() {
+	dmsetup load $DM --table "$1" && dmsetup suspend --nolockfs $DM &&
+		dmsetup resume $DM || die "dm table: $1"
+}
+
+fresh_ext4 $dev -b 4096 -O fast_commit
+d=$MNT/d
+mkdir "$d"
+expect "inherited hint and forcealign" "$(kt setx "$d" $BOTH_INHERIT $UNIT)" ok
+sync
+fcinfo=/proc/fs/ext4/${dev#/dev/}/fc_info
+xattr_reason() { sed -n 's/^"Extended attributes changed":[[:space:]]*//p' "$fcinfo"; }
+fast_commits() { awk '/commits/ { print $1; exit }' "$fcinfo"; }
+x0=$(xattr_reason) fc0=$(fast_commits)
+for ((i = 0; i < N; i++)); do
+	xfs_io -f -c "pwrite -q -S 0xa5 0 4k" -c fsync "$d/f$i" || die "f$i"
+done
+x1=$(xattr_reason) fc1=$(fast_commits)
+echo "fast commits: $((fc1 - fc0)), xattr ineligible marks: $((x1 - x0)) for $N new files"
+expect "transactions made ineligible by the inherited hint" $((x1 - x0)) 0
+[ $((fc1 - fc0)) -ge $((N / 2)) ] || die "only $((fc1 - fc0)) fast commits for $N fsyncs"
+
+# The crash: from now on every write is dropped, then the journal (with
+# its fast commits) is replayed at the next mount.
+table "0 $sectors flakey $UBD 0 0 3600 1 drop_writes"
+umount "$MNT" || die "umount"
+table "$linear"
+mount -t ext4 $dev "$MNT" || die "mount after the crash"
+for ((i = 0; i < N; i++)); do
+	expect "f$i after replay" "$(kt getx "$d/f$i")" "xflags=$BOTH extsize=$UNIT"
+	filled "$d/f$i" 0 4096 || die "f$i: data after replay"
+	units_aligned "$d/f$i" $UNIT || die "f$i: not aligned after replay"
+done
+umount "$MNT"
+e2fsck -fn $dev >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
+exit 0
