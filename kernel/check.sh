@@ -256,7 +256,7 @@ else
 			77) report SKIP "tests/$name" "$reason" ;;
 			*) report FAIL "tests/$name" "exit $rc, ${secs}s"
 			   show_log "$out/$name.log" 40
-			   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs error' -A3 \
+			   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs (error|warning)|[Cc]orrupt' -A3 \
 				"$out/$name.dmesg" | head -30 | sed 's/^/    dmesg: /' ;;
 			esac
 		done <"$out/results"

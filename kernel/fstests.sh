@@ -17,6 +17,11 @@
 #   --no-build      boot the kernel already built in the build directory
 #                   as it is (no prepare.sh, no make)
 #
+# kernel/fstests/expected names the tests the harness does not run, or
+# whose failure is by design, per mode (plain, forcealign), with the
+# reason that is printed; FSTESTS_TEST_TIMEOUT (default 900) bounds the
+# seconds one test may run (a timeout is a FAIL).
+#
 # Builds the UML kernel (kernel/prepare.sh and kernel/config.fragment, as
 # kernel/check.sh does) and, once, fstests, fio and xfs_io from
 # ../shared/tools (kernel/fstests/build-tools.sh) into the build directory
@@ -84,6 +89,28 @@ for a in "${ARGS[@]}"; do
 done
 [ ${#tests[@]} -gt 0 ] || die "no tests"
 
+# kernel/fstests/expected: tests this harness does not run (skip) or
+# whose failure is by design (xfail) in a mode, with the reason printed.
+MODE=plain
+[ $FORCEALIGN = 1 ] && MODE=forcealign
+EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
+declare -A skip_reason xfail_reason
+if [ -f "$EXPECTED" ]; then
+	while read -r t mode action reason; do
+		[ "$mode" = any ] || [ "$mode" = "$MODE" ] || continue
+		case $action in
+		skip) skip_reason[$t]=$reason ;;
+		xfail) xfail_reason[$t]=$reason ;;
+		*) die "$EXPECTED: $t: unknown action '$action' (skip or xfail)" ;;
+		esac
+	done < <(sed 's/#.*//' "$EXPECTED" | awk 'NF')
+fi
+run_tests=()
+for t in "${tests[@]}"; do
+	[ -n "${skip_reason[$t]:-}" ] || run_tests+=("$t")
+done
+[ ${#run_tests[@]} -gt 0 ] || die "every test is skipped by $EXPECTED"
+
 echo "== kernel ($KB$([ $BASE = 1 ] && echo ', unpatched'))"
 SRC=$KB/src
 if [ $BUILD_KERNEL = 0 ]; then
@@ -117,7 +144,7 @@ gcc -O2 -Wall -Wextra -Werror -o "$TOOLS/bin/ktool" "$TOP/tests/kernel/ktool.c" 
 	die "ktool does not build"
 step tools
 
-echo "== fstests in the guest: ${#tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
+echo "== fstests in the guest: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
 RUN=${EXTALIGN_RUN:-$KB/run-fstests}
 OUT=$RUN/out
 rm -rf "$OUT"
@@ -133,7 +160,8 @@ TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
 	scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
 	scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
 	EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
-	FSTESTS_TESTS="$(IFS=,; echo "${tests[*]}")" FSTESTS_FORCEALIGN=$FORCEALIGN \
+	FSTESTS_TESTS="$(IFS=,; echo "${run_tests[*]}")" FSTESTS_FORCEALIGN=$FORCEALIGN \
+	FSTESTS_TEST_TIMEOUT="${FSTESTS_TEST_TIMEOUT:-900}" \
 	FSTESTS_EXTSIZE="${FSTESTS_EXTSIZE:-16384}" KTOOL="$TOOLS/bin/ktool" \
 	</dev/null >"$RUN/console.log" 2>&1
 uml_rc=$?
@@ -145,13 +173,18 @@ fi
 
 # One line per test from fstests' xunit report; a test the report lacks
 # did not run at all (./check stopped).
-python3 - "$OUT/results/result.xml" "${tests[@]}" >"$OUT/summary" <<'EOF' ||
+python3 - "$OUT" "${tests[@]}" >"$OUT/summary" <<'EOF' ||
+import glob
 import sys
 import xml.etree.ElementTree as ET
 
 seen = {}
-try:
-    for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+reports = sorted(glob.glob(sys.argv[1] + "/xunit/*.xml"))
+if not reports:
+    print("fstests.sh: no xunit report", file=sys.stderr)
+for report in reports:
+  try:
+    for case in ET.parse(report).getroot().iter("testcase"):
         name = case.get("name")
         skipped = case.find("skipped")
         failure = case.find("failure")
@@ -163,18 +196,38 @@ try:
             seen[name] = ("FAIL", failure.get("message", ""))
         else:
             seen[name] = ("PASS", case.get("time", "") + "s")
-except (OSError, ET.ParseError) as e:
-    print(f"fstests.sh: no usable xunit report: {e}", file=sys.stderr)
+  except (OSError, ET.ParseError) as e:
+    print(f"fstests.sh: unusable xunit report {report}: {e}", file=sys.stderr)
+try:
+    with open(sys.argv[1] + "/timeouts") as f:
+        for line in f:
+            name, secs = line.split()
+            seen[name] = ("FAIL", f"timed out after {secs}s (FSTESTS_TEST_TIMEOUT)")
+except OSError:
+    pass
 for name in sys.argv[2:]:
     status, reason = seen.get(name, ("FAIL", "not in fstests' report: did not run"))
     print(name, status, " ".join(reason.split()))
 EOF
 	die "cannot read the report"
 
-passed=0 failed=0 notrun=0
+passed=0 failed=0 notrun=0 xfailed=0
+# Tests the harness skipped get their reason from kernel/fstests/expected;
+# an expected failure is XFAIL (not counted as a failure), and a test
+# expected to fail that passes says so.
 while read -r name status reason; do
+	if [ -n "${skip_reason[$name]:-}" ]; then
+		status=NOTRUN reason="harness: ${skip_reason[$name]}"
+	elif [ -n "${xfail_reason[$name]:-}" ]; then
+		case $status in
+		FAIL) status=XFAIL reason="by design: ${xfail_reason[$name]}; fstests: $reason" ;;
+		PASS) reason="$reason; listed as an expected failure in $(basename "$EXPECTED"): drop it there" ;;
+		esac
+	fi
+	echo "$name $status $reason" >>"$OUT/summary.final"
 	echo "$status $name${reason:+ ($reason)}"
 	case $status in
+	XFAIL) xfailed=$((xfailed + 1)) ;;
 	PASS) passed=$((passed + 1)) ;;
 	NOTRUN) notrun=$((notrun + 1)) ;;
 	*) failed=$((failed + 1))
@@ -185,13 +238,13 @@ while read -r name status reason; do
 done <"$OUT/summary"
 [ -f "$OUT/mount-hook.log" ] &&
 	echo "forcealign hook: $(grep -c '^hook: .*xflags=0x101000' "$OUT/mount-hook.log") scratch mounts marked, $(grep -c 'failed' "$OUT/mount-hook.log") failed"
-echo "$passed passed, $failed failed, $notrun notrun (results in $OUT)"
+echo "$passed passed, $failed failed, $xfailed failed by design, $notrun notrun (results in $OUT)"
 
 if [ -n "$RECORD" ]; then
 	{
 		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')${ARGS[*]}"
 		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
-		cat "$OUT/summary"
+		cat "$OUT/summary.final"
 	} >"$RECORD"
 	echo "recorded in $RECORD"
 fi
@@ -205,7 +258,7 @@ if [ -n "$BASELINE" ]; then
 			echo "REGRESSION $name: PASS in $(basename "$BASELINE"), $status now"
 			regressions=$((regressions + 1))
 		fi
-	done <"$OUT/summary"
+	done <"$OUT/summary.final"
 	echo "$regressions regressions against $(basename "$BASELINE")"
 	[ $regressions = 0 ] || rc=1
 elif [ $failed != 0 ]; then

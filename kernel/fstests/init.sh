@@ -10,6 +10,8 @@
 #   FSTESTS_FORCEALIGN 1: every mount of the scratch filesystem gives its
 #                      root an inherited extsize + forcealign (mount-hook.sh)
 #   FSTESTS_EXTSIZE    that extsize in bytes (default 16384)
+#   FSTESTS_TEST_TIMEOUT  seconds one test may run (default 900), then a
+#                      watchdog kills it
 #   KTOOL              tests/kernel/ktool, for the hook
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/../../tests/kernel/guest.sh"
@@ -85,10 +87,41 @@ cat "$config"
 
 cd "$FSTESTS_DIR" || exit 1
 start=$(date +%s)
+# One ./check for the list (a ./check per test costs a minute or two of
+# start-up in UML), and a watchdog: a test script running longer than
+# FSTESTS_TEST_TIMEOUT seconds is killed with what it started, so that one
+# test that would run for an hour in UML (generic/027 did) does not take
+# the rest of the list with it.  ./check reports it failed; the watchdog
+# lists it in timeouts, and kernel/fstests.sh reports it as timed out.
+: >"$OUT/timeouts"
+# descendants PID: PID and every process under it.
+descendants() {
+	local c
+	echo "$1"
+	for c in $(ps -o pid= --ppid "$1"); do descendants "$c"; done
+}
+watchdog() {
+	local limit=${FSTESTS_TEST_TIMEOUT:-900} pid secs args
+	while sleep 10; do
+		ps -eo pid=,etimes=,args= | while read -r pid secs args; do
+			[[ $args =~ (^|[ /])tests/((generic|ext4|shared)/[0-9]+)( |$) ]] || continue
+			[ "$secs" -gt "$limit" ] || continue
+			echo "${BASH_REMATCH[2]} $secs" >>"$OUT/timeouts"
+			echo "fstests-init: watchdog: ${BASH_REMATCH[2]} ran ${secs}s, killing it"
+			# shellcheck disable=SC2046
+			kill -9 $(descendants "$pid") 2>/dev/null
+		done
+	done
+}
+watchdog &
+watchdog_pid=$!
 # shellcheck disable=SC2046
 HOST_OPTIONS=$config ./check -R xunit $(tr ',' ' ' <<<"$FSTESTS_TESTS") \
 	>"$OUT/check.out" 2>&1
 echo "fstests-init: ./check exit $? after $(($(date +%s) - start))s"
+kill "$watchdog_pid"
+mkdir -p "$OUT/xunit"
+[ -f "$OUT/results/result.xml" ] && cp "$OUT/results/result.xml" "$OUT/xunit/1.xml"
 umount "$M/test" "$M/scratch" 2>/dev/null
 echo done >"$OUT/done"
 guest_poweroff

@@ -3,7 +3,9 @@
 # (and bigalloc clusters) over the atomic-capable scsi_debug disk (4 KiB
 # sectors, atomic units 4..64 KiB): statx limits, the writes that must
 # work (aligned, into unwritten, sparse and partly written units, across
-# extent tree leaves) and those that must fail with EINVAL.
+# extent tree leaves) and those that must fail with EINVAL.  Every atomic
+# write must reach the disk as one WRITE ATOMIC(16) of exactly its bytes
+# (the scsi tracepoint); a plain direct write as none.
 . "$(dirname "$0")/lib.sh"
 
 BOTH=0x100800 EXTSIZE=0x800
@@ -40,25 +42,27 @@ expect "statx after clearing forcealign and the hint" "$(kt statx "$MNT/f16")" \
 # Aligned writes of 16, 32 and 64 KiB into a sparse file (hole units).
 for len in 16384 32768 65536; do
 	off=$((len * 5))
-	expect "$len atomic write at $off (hole)" "$(kt awrite "$f" $off $len)" "ok $len"
+	awrite_dev "$len atomic write at $off (hole)" "$f" $off $len
 	filled "$f" $off $len || die "$len at $off does not read back"
 done
-expect "64k atomic overwrite" "$(kt awrite "$f" $((320 * K)) 65536)" "ok 65536"
+awrite_dev "64k atomic overwrite" "$f" $((320 * K)) 65536
 
 # Into a preallocated (unwritten) unit, and into units partly written.
 xfs_io -c "falloc $((1024 * K)) $((64 * K))" "$f" || die falloc
-expect "32k atomic write into an unwritten unit" \
-	"$(kt awrite "$f" $((1056 * K)) 32768)" "ok 32768"
+awrite_dev "32k atomic write into an unwritten unit" "$f" $((1056 * K)) 32768
 filled "$f" $((1056 * K)) 32768 || die "unwritten-unit write does not read back"
 xfs_io -d -c "pwrite -q -S 0xa5 $((2048 * K)) 4k" "$f" || die "plain write"
-expect "64k atomic write over a unit with 4k written" \
-	"$(kt awrite "$f" $((2048 * K)) 65536)" "ok 65536"
+# A mixed unit has its unwritten part zeroed first: plain writes before
+# the atomic one are expected there.
+awrite_dev "64k atomic write over a unit with 4k written" "$f" $((2048 * K)) 65536 \
+	'atomic=1 whole=1 plain=[0-9]+'
+pwrite_dev "16k plain direct write into a forcealign file" "$f" $((4096 * K)) 16384
 filled "$f" $((2048 * K)) 65536 || die "partly written unit does not read back"
 xfs_io -d -c "pwrite -q -S 0xa5 $((3072 * K)) 4k" "$f" || die "plain write"
-expect "16k atomic write half over the written 4k" \
-	"$(kt awrite "$f" $((3072 * K)) 16384)" "ok 16384"
-n=$(dd if="$f" bs=16k skip=$((3088 / 16)) count=3 status=none | tr -d '\000' | wc -c)
-expect "rest of that unit still reads as zeros" "$n" 0
+awrite_dev "16k atomic write half over the written 4k" "$f" $((3072 * K)) 16384 \
+	'atomic=1 whole=1 plain=[0-9]+'
+zeros "$f" $((3088 * K)) $((48 * K)) allocated
+ok "rest of that unit is still allocated and reads as zeros"
 units_aligned "$f" $((64 * K)) || die "not in aligned units"
 
 # What must fail.
@@ -80,10 +84,14 @@ done | xfs_io -d "$m" || die "plain writes"
 leaves=$(debugfs -R "dump_extents -n $(stat -c %i "$m")" "$sd" 2>/dev/null | awk '$1 == "1/" || $2 == "1/" { n++ } END { print n + 0 }')
 echo "extent tree leaves: $leaves"
 bad=0
+devtrace_start
 for ((i = 0; i < units; i++)); do
 	[ "$(kt awrite "$m" $((i * 64 * K)) 65536)" = "ok 65536" ] || { bad=$i; break; }
 done
+devtrace_stop
 expect "64k atomic writes over $units split units" "$bad" 0
+expect "atomic commands at the disk for them" \
+	"$(dev_writes "$m" 0 $((units * 64 * K)) | cut -d' ' -f1)" "atomic=$units"
 filled "$m" 0 $((units * 64 * K)) || die "split units do not read back"
 remount "$sd"
 filled "$m" 0 $((units * 64 * K)) || die "split units do not read back after remount"
@@ -94,10 +102,10 @@ umount "$MNT"
 fresh_ext4 "$sd" -b 4096 -O bigalloc -C 16384
 : >"$MNT/b"
 expect "statx, bigalloc 16k" "$(kt statx "$MNT/b")" "mask=1 attr=1 min=4096 max=16384 segments=1"
-expect "16k atomic write, bigalloc" "$(kt awrite "$MNT/b" 16384 16384)" "ok 16384"
+awrite_dev "16k atomic write, bigalloc" "$MNT/b" 16384 16384
 xfs_io -d -c "pwrite -q -S 0xa5 64k 4k" "$MNT/b" || die "plain write"
-expect "16k atomic write over a partly written cluster" \
-	"$(kt awrite "$MNT/b" 65536 16384)" "ok 16384"
+awrite_dev "16k atomic write over a partly written cluster" "$MNT/b" 65536 16384 \
+	'atomic=1 whole=1 plain=[0-9]+'
 filled "$MNT/b" 16384 16384 || die "bigalloc write does not read back"
 filled "$MNT/b" 65536 16384 || die "bigalloc partly written cluster"
 expect "32k atomic write, bigalloc (above the cluster)" "$(kt awrite "$MNT/b" 0 32768)" "err EINVAL"

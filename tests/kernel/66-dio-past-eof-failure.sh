@@ -52,7 +52,7 @@ pblock() {
 		$2 ~ /^\[/ && $3 != "hole" { split($3, p, /\.\./); print p[1] / 8; exit }'
 }
 
-check() { # NAME XFLAGS
+check() { # NAME XFLAGS STATE (of 4k..16k after truncate up, lib.sh zeros)
 	local f=$MNT/$1 p0 out
 
 	: >"$f"
@@ -74,13 +74,18 @@ check() { # NAME XFLAGS
 	filled "$f" 0 4096 || die "$1: block 0 lost its data"
 	n=$(dd if="$f" bs=4k skip=1 count=3 iflag=direct status=none | tr -d '\000' | wc -c)
 	expect "$1: non-zero bytes in 4k..16k after truncate up" "$n" 0
+	zeros "$f" 4096 12288 "$3"
+	ok "$1: 4k..16k is $3"
 	remount $dev
 	n=$(dd if="$f" bs=4k skip=1 count=3 status=none | tr -d '\000' | wc -c)
 	expect "$1: non-zero bytes in 4k..16k after remount" "$n" 0
+	zeros "$f" 4096 12288 "$3"
 }
 
-check forcealign $BOTH
-check hinted $EXTSIZE
+# A forcealign file keeps its unit (allocated past EOF), a hinted one
+# frees what lies past EOF.
+check forcealign $BOTH allocated
+check hinted $EXTSIZE hole
 umount "$MNT"
 e2fsck -fn $dev >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
 exit 0

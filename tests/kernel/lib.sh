@@ -51,8 +51,7 @@ fresh_ext4() {
 	# The filesystem this replaces gets its fsck first.
 	if grep -qx "$dev" "$DEVS_FILE" 2>/dev/null &&
 	   ! grep -q "^$dev " /proc/mounts; then
-		e2fsck -fn "$dev" >"$SCRATCH/fsck.log" 2>&1 ||
-			{ cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev is not clean"; }
+		fs_check "$dev" || die "$dev is not clean"
 	fi
 	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" ${FS_SIZE:-} ||
 		die "mkfs.ext4 $* $dev ${FS_SIZE:-}"
@@ -141,6 +140,209 @@ filled() {
 	[ "$n" = 0 ]
 }
 
+# zeros FILE OFF LEN STATE: the LEN bytes at OFF read as zeros and FIEMAP
+# shows them as STATE: "hole" (nothing allocated), "unwritten" (allocated,
+# unwritten), or "allocated" (unwritten, or written with zeros: ext4 may
+# zero out a small unwritten piece instead of splitting it).  Zeros alone
+# would pass for a hole where the test means allocated blocks, or the
+# other way round.
+zeros() {
+	local n got
+
+	n=$(dd if="$1" bs=512 skip=$(($2 / 512)) count=$(($3 / 512)) \
+		status=none | tr -d '\000' | wc -c)
+	[ "$n" = 0 ] || die "$1: $n non-zero bytes in $3 bytes at $2"
+	got=$(fiemap_state "$1" "$2" "$3")
+	case $4:$got in
+	hole:hole | unwritten:unwritten | allocated:unwritten | \
+	allocated:written | allocated:unwritten+written) ;;
+	*) xfs_io -c "fiemap -v $2 $3" "$1"
+	   die "$1: $3 bytes at $2 read as zeros but are $got, want $4" ;;
+	esac
+}
+
+# fiemap_state FILE OFF LEN: what FIEMAP says the LEN bytes at OFF are:
+# "hole", "unwritten", "written", or a "+" list of those in that order
+# when they are mixed.
+fiemap_state() {
+	xfs_io -c "fiemap -v $2 $3" "$1" | awk -v off=$(($2 / 512)) -v end=$((($2 + $3) / 512)) '
+	$2 ~ /^\[/ {
+		split(substr($2, 2), l, /[].]+/)
+		if (l[2] + 1 <= off || l[1] >= end) next
+		if ($3 == "hole") s["hole"] = 1
+		else if (and(strtonum($NF), 0x800)) s["unwritten"] = 1
+		else s["written"] = 1
+		covered += (l[2] + 1 < end ? l[2] + 1 : end) - (l[1] > off ? l[1] : off)
+	}
+	END {
+		# xfs_io leaves out a hole at the end of the file.
+		if (covered < end - off) s["hole"] = 1
+		n = split("hole unwritten written", k, " ")
+		for (i = 1; i <= n; i++)
+			if (k[i] in s) out = out (out ? "+" : "") k[i]
+		print out
+	}'
+}
+
+# The SCSI commands the scsi_debug disk receives, from the scsi tracepoint:
+# devtrace_start, the I/O, devtrace_stop, then dev_writes.  A write that
+# went out with REQ_ATOMIC reaches the disk as WRITE ATOMIC(16); anything
+# else as WRITE(10/16).
+TRACEFS=/sys/kernel/tracing
+devtrace_start() {
+	mountpoint -q $TRACEFS || mount -t tracefs nodev $TRACEFS ||
+		die "no tracefs"
+	[ -d $TRACEFS/events/scsi/scsi_dispatch_cmd_start ] ||
+		die "no scsi trace events"
+	echo 0 >$TRACEFS/tracing_on
+	echo >$TRACEFS/trace
+	echo 1 >$TRACEFS/events/scsi/scsi_dispatch_cmd_start/enable
+	echo 1 >$TRACEFS/tracing_on
+}
+
+devtrace_stop() {
+	echo 0 >$TRACEFS/tracing_on
+	echo 0 >$TRACEFS/events/scsi/scsi_dispatch_cmd_start/enable
+	grep -o 'cmnd=([A-Z0-9_]* lba=[0-9]* txlen=[0-9]*' $TRACEFS/trace |
+		sed 's/cmnd=(//; s/lba=//; s/txlen=//' >"$SCRATCH/devtrace"
+}
+
+# dev_writes FILE OFF LEN: of the write commands devtrace recorded, those
+# that touched the disk blocks holding FILE's bytes OFF..OFF+LEN, as
+# "atomic=A whole=W plain=P": A WRITE ATOMIC(16) commands, W of them
+# carrying exactly those bytes, and P plain writes.  The filesystem sits
+# on the whole disk, so a FIEMAP physical offset is a disk offset.
+dev_writes() {
+	local lbs sd
+
+	sd=$(scsi_disk) || die "no scsi_debug disk"
+	lbs=$(cat /sys/block/${sd#/dev/}/queue/logical_block_size)
+	xfs_io -c "fiemap -v $2 $3" "$1" | awk -v off=$(($2 / 512)) \
+		-v end=$((($2 + $3) / 512)) -v spb=$((lbs / 512)) \
+		-v trace="$SCRATCH/devtrace" '
+	$2 ~ /^\[/ && $3 != "hole" {
+		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
+		s = l[1] > off ? l[1] : off; e = l[2] + 1 < end ? l[2] + 1 : end
+		if (s >= e) next
+		n++; ps[n] = (p[1] + s - l[1]) / spb; pe[n] = (p[1] + e - l[1]) / spb
+		total += e - s
+	}
+	END {
+		while ((getline line < trace) > 0) {
+			split(line, c, " ")
+			if (c[1] !~ /^WRITE/) continue
+			hit = 0
+			for (i = 1; i <= n; i++)
+				if (c[2] < pe[i] && c[2] + c[3] > ps[i]) hit = 1
+			if (!hit) continue
+			if (c[1] == "WRITE_ATOMIC_16") {
+				atomic++
+				if (n == 1 && c[2] == ps[1] && c[3] * spb == end - off && total == end - off)
+					whole++
+			} else plain++
+		}
+		printf "atomic=%d whole=%d plain=%d\n", atomic, whole, plain
+	}'
+}
+
+# awrite_dev WHAT FILE OFF LEN [WANT]: an RWF_ATOMIC direct write that must
+# succeed and reach the disk as one WRITE ATOMIC(16) of exactly its bytes,
+# with no plain write over them (WANT: a bash regex of the dev_writes
+# result instead, for a write whose unit is zeroed first).
+awrite_dev() {
+	local got
+
+	devtrace_start
+	got=$(kt awrite "$2" "$3" "$4")
+	devtrace_stop
+	expect "$1" "$got" "ok $4"
+	got=$(dev_writes "$2" "$3" "$4")
+	[[ $got =~ ^${5:-atomic=1 whole=1 plain=0}$ ]] ||
+		die "$1: at the disk: got '$got', want '${5:-atomic=1 whole=1 plain=0}'"
+	ok "$1: at the disk: $got"
+}
+
+# pwrite_dev WHAT FILE OFF LEN: a plain direct write reaches the disk as
+# plain writes only (the counter above also sees writes that are not
+# atomic, so that a missing REQ_ATOMIC would show).
+pwrite_dev() {
+	devtrace_start
+	xfs_io -d -c "pwrite -q -S 0xa5 $3 $4" "$2" || die "$1: pwrite"
+	devtrace_stop
+	dev_writes "$2" "$3" "$4" | grep -qx 'atomic=0 whole=0 plain=[1-9][0-9]*' ||
+		die "$1: at the disk: $(dev_writes "$2" "$3" "$4"), want atomic=0 and plain writes"
+	ok "$1: at the disk: $(dev_writes "$2" "$3" "$4")"
+}
+
+# check_alignment DEV: every forcealign inode of the (unmounted) ext4 on
+# DEV has its blocks in whole units, read from the extent tree on disk with
+# debugfs: every run of logically and physically contiguous extents
+# (written and unwritten alike) starts and ends on a unit, in the file and
+# on disk.  e2fsck knows nothing of the unit rule.  Forcealign on disk:
+# inode flag 0x400000 with a system.extsize xattr (kernel-spec item 6).
+check_alignment() {
+	local dev=$1 m=$SCRATCH/align-mnt inos out
+
+	mkdir -p "$m"
+	mount -t ext4 -o ro "$dev" "$m" 2>/dev/null || return 0
+	inos=$(find "$m" -xdev -type f -printf '%i\n' 2>/dev/null)
+	umount "$m"
+	[ -n "$inos" ] || return 0
+	for i in $inos; do echo "stat <$i>"; echo "ex <$i>"; done >"$SCRATCH/align.cmd"
+	out=$(debugfs -f "$SCRATCH/align.cmd" "$dev" 2>/dev/null | awk '
+	function check() {
+		if (ino == "" || !fa || unit < 2) return
+		nfa++
+		for (i = 1; i <= nr; i++)
+			if (rl[i] % unit || rn[i] % unit || rp[i] % unit) {
+				printf "inode %s (unit %d blocks): run of %d blocks at %d, disk block %d\n",
+					ino, unit, rn[i], rl[i], rp[i]
+				bad++
+			}
+	}
+	/^Inode: [0-9]+ / { check(); ino = $2; fa = 0; unit = 0; nr = 0 }
+	/^Inode: .*Flags: 0x/ {
+		f = $0; sub(/.*Flags: /, "", f); sub(/ .*/, "", f)
+		fa = and(strtonum(f), 0x400000) != 0
+	}
+	/^ *system\.extsize \([0-9]+\) = / { u = $0; gsub(/.*= "|".*/, "", u); unit = u + 0 }
+	# Leaf extents of "ex": "L/D E/N lstart - lend pstart - pend len [Uninit]".
+	/^ *[0-9]+\/ *[0-9]+ +[0-9]+\/ *[0-9]+ +[0-9]+ - +[0-9]+ +[0-9]+ - +[0-9]+ +[0-9]+/ {
+		x = $0; gsub(/\/ */, "/", x); split(x, a)
+		split(a[1], lv, "/")
+		if (lv[1] != lv[2]) next
+		ls = a[3]; ps = a[6]; len = a[9]
+		if (nr && ls == rl[nr] + rn[nr] && ps == rp[nr] + rn[nr]) rn[nr] += len
+		else { nr++; rl[nr] = ls; rn[nr] = len; rp[nr] = ps }
+	}
+	END { check(); printf "checked %d forcealign inodes, %d misaligned runs\n", nfa, bad }')
+	echo "$out" | tail -n 1 | grep -q ', 0 misaligned runs$' && {
+		echo "ok: alignment $dev: $(echo "$out" | tail -n 1)"
+		return 0
+	}
+	echo "FAIL: alignment $dev:"
+	echo "$out"
+	return 1
+}
+
+# fs_check DEV: e2fsck -fn and the alignment checker, on an unmounted DEV.
+fs_check() {
+	if ! e2fsck -fn "$1" >"$SCRATCH/fsck.log" 2>&1; then
+		echo "FAIL: e2fsck -fn $1 is not clean:"
+		cat "$SCRATCH/fsck.log"
+		return 1
+	fi
+	echo "ok: e2fsck -fn $1 clean"
+	check_alignment "$1"
+}
+
+# allow_klog REGEX: kernel log lines matching REGEX (grep -E) are ones this
+# test provokes on purpose: init.sh's kernel log check passes over them.
+# Everything else that looks like a warning or corruption fails the test.
+allow_klog() {
+	echo "$1" >>"$SCRATCH/klog-allow"
+}
+
 cleanup() {
 	local m dev rc=0
 
@@ -149,13 +351,7 @@ cleanup() {
 	done
 	[ -f "$DEVS_FILE" ] || return $rc
 	while read -r dev; do
-		if ! e2fsck -fn "$dev" >"$SCRATCH/fsck.log" 2>&1; then
-			echo "FAIL: e2fsck -fn $dev is not clean:"
-			cat "$SCRATCH/fsck.log"
-			rc=1
-		else
-			echo "ok: e2fsck -fn $dev clean"
-		fi
+		fs_check "$dev" || rc=1
 	done <"$DEVS_FILE"
 	rm -f "$DEVS_FILE"
 	return $rc
