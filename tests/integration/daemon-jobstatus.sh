@@ -3,29 +3,16 @@
 # load over its limit) and how far a running one is.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/rj" "$M/out"
-CONF=$WORK/extalign.conf
+daemon_xfs rj out
 # write_conf WINDOW CPU_LOAD BWLIMIT
 write_conf() {
-	cat >"$CONF" <<CONF
-[daemon]
-idle_io_pressure = 100
-idle_disk_util = 100
-idle_cpu_load = $2
-idle_time = 0
-idle_poll = 50ms
-realign_windows = $1
-realign_bwlimit = $3
-
-[rule rj]
-directory = $M/rj
-extsize = 64k
-inherit = no
-realign = yes
-CONF
+	{
+		echo '[daemon]'
+		conf_idle_open "$2"
+		printf 'realign_windows = %s\nrealign_bwlimit = %s\n' "$1" "$3"
+		conf_rule rj 64k inherit=no realign=yes
+	} >"$CONF"
 }
 late_field() { # FIELD: of the late entry for rj/data
 	status_json | python3 -c '

@@ -4,28 +4,16 @@
 # child of the daemon; outside the window they wait in the queue.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/rj" "$M/out"
-CONF=$WORK/extalign.conf
+daemon_xfs rj out
 # write_conf WINDOW: the idle limits wide open, so only the window decides.
 write_conf() {
-	cat >"$CONF" <<CONF
-[daemon]
-idle_io_pressure = 100
-idle_disk_util = 100
-idle_cpu_load = 1000
-idle_time = 0
-idle_poll = 50ms
-realign_windows = $1
-
-[rule rj]
-directory = $M/rj
-extsize = 64k
-inherit = no
-realign = yes
-CONF
+	{
+		echo '[daemon]'
+		conf_idle_open
+		echo "realign_windows = $1"
+		conf_rule rj 64k inherit=no realign=yes
+	} >"$CONF"
 }
 # A window that starts two hours from now: closed for this test.
 closed=$(date -d '+2 hours' +%H:00)-$(date -d '+3 hours' +%H:00)
