@@ -108,7 +108,7 @@ enum ea_realign_swap {
 	 */
 	EA_SWAP_EXCHANGE_RANGE, /* XFS_IOC_EXCHANGE_RANGE: needs the exchange feature */
 	EA_SWAP_SWAPEXT,	/* XFS_IOC_SWAPEXT: the kernel re-checks mtime/ctime */
-	EA_SWAP_MOVE_EXT,	/* EXT4_IOC_MOVE_EXT */
+	EA_SWAP_MOVE_EXT,	/* EXT4_IOC_MOVE_EXT: whole units only (it stops at EOF) */
 	/*
 	 * The copy, which carries the hint, takes the original's name: linkat
 	 * to a leftover name, renameat2(RENAME_EXCHANGE), check the lease once
