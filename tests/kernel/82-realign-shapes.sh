@@ -24,11 +24,7 @@ done
 seed=${REALIGN_SHAPES_SEED:-17}
 
 fresh_ext4 "$UBD" -b 4096
-: >"$MNT/.k"
-kt setx "$MNT/.k" 0x800 65536 >/dev/null
-[ "$(extsize "$MNT/.k")" = 65536 ] ||
-	skip "this kernel's ext4 keeps no extent size hint (the extalign series is not applied)"
-rm -f "$MNT/.k"
+need_kept_hint
 
 total=0 layouts=0
 for layout in ext4-rename ext4-moveext; do

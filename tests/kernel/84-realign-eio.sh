@@ -28,11 +28,7 @@ trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null
 	sed -i "\|^$dev\$|d" "$DEVS_FILE"; rm -rf "$WORK"' EXIT
 [ -b "$dev" ] || die "no $dev"
 fresh_ext4 "$dev" -b 4096
-: >"$MNT/.k"
-kt setx "$MNT/.k" 0x800 65536 >/dev/null
-[ "$(extsize "$MNT/.k")" = 65536 ] ||
-	skip "this kernel's ext4 keeps no extent size hint (the extalign series is not applied)"
-rm -f "$MNT/.k"
+need_kept_hint
 
 # set_table [SEGMENT-TABLE]: load it (default: all linear).  No lockfs:
 # freezing would write back through the table being replaced.
