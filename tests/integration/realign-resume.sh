@@ -3,14 +3,8 @@
 # SIGTERM goes on where it left off on the next run; a kept copy whose
 # original changed meanwhile is dropped, never used.
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
-need_cmd python3
+. "$(dirname "$0")/realign.bash"
 mnt=$(mkfs_mount xfs 400)
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
-MiB=1048576
-leftovers() { find "$mnt" "$STATE" -name '.extalign-realign.*' 2>/dev/null | wc -l; }
-json() { python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["files"][0]; print(f[sys.argv[2]])' "$WORK/out" "$1"; }
 
 for how in max-time sigterm; do
 	mkdir "$mnt/$how"

@@ -11,6 +11,10 @@
 # rewrite files that already look aligned).
 import fcntl, hashlib, json, os, random, struct, subprocess, sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fiemap  # noqa: E402
+
 ext, layout, mnt, seed, state = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 rnd = random.Random(seed)
 UNIT = 65536
@@ -161,25 +165,6 @@ def fingerprint(p):
                 mtime=st.st_mtime_ns, nlink=st.st_nlink, xattrs=xattrs, acl=acl)
 
 
-def fiemap(p):
-    """Runs of extents (contiguous in file and on disk merged), in bytes."""
-    out = subprocess.run(["xfs_io", "-c", "fiemap -v", p], capture_output=True, text=True,
-                         check=True).stdout.splitlines()[2:]
-    runs = []
-    for line in out:
-        f = line.split()
-        if f[2] == "hole":
-            continue
-        lo, hi = (int(x) * 512 for x in f[1].strip("[]:").split(".."))
-        hi += 512
-        ph = int(f[2].split("..")[0]) * 512
-        if runs and runs[-1][1] == lo and runs[-1][3] == ph:
-            runs[-1][1], runs[-1][3] = hi, ph + hi - lo
-        else:
-            runs.append([lo, hi, ph, ph + hi - lo])
-    return runs
-
-
 def extsize(p):
     xflags, size = fsx_get(p)[:2]
     return size if xflags & FS_XFLAG_EXTSIZE else 0
@@ -263,7 +248,7 @@ for name, (_, expect) in shapes.items():
         fail(f"{name}: outcome {out}, expected {want}: {f}")
     if extsize(p) != UNIT:
         fail(f"{name}: no 64k hint after {out}")
-    runs = fiemap(p)
+    runs = fiemap.runs(p)
     size = after["size"]
     logical_ok = all(lo % UNIT == 0 and (hi % UNIT == 0 or hi >= size) for lo, hi, _, _ in runs)
     physical_ok = all(ps % UNIT == 0 for _, _, ps, _ in runs)

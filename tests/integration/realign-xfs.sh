@@ -3,16 +3,13 @@
 # rewrite, and every skip reason, each checked against an outside tool
 # (sha256sum, stat, getfattr, getfacl, xfs_io, extalign check).
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
+. "$(dirname "$0")/realign.bash"
 need_cmd getfattr
 need_cmd getfacl
-need_cmd python3
 use_valgrind
 mnt=$(mkfs_mount xfs 300)
 # Reads must not move atime, so fingerprints compare what realign did.
 mount -o remount,noatime "$mnt"
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
 
 # fingerprint FILE: content and every piece of metadata realign must keep.
 fingerprint() {
