@@ -20,24 +20,11 @@ mnt=$(mkfs_mount xfs 400)
 d=$mnt/d
 mkdir "$d"
 
-# in_copy PID: wait until realign's unnamed copy in $d has data.
-in_copy() {
-	local i fd
-	for i in $(seq 600); do
-		for fd in /proc/$1/fd/*; do
-			[[ $(readlink "$fd" 2>/dev/null) == "$d/#"* ]] || continue
-			[ "$(stat -L -c %b "$fd" 2>/dev/null || echo 0)" -gt 0 ] && return 0
-		done
-		sleep 0.05
-	done
-	fail "realign never started copying"
-}
-
 # start FILE: realign FILE slowly in the background; $pid.
 start() {
 	"${R[@]}" --extsize 64k --bwlimit 8M "$1" >"$WORK/out" 2>"$WORK/err" &
 	pid=$!
-	in_copy "$pid"
+	in_copy "$pid" "$d" blocks
 }
 
 finish() {

@@ -16,3 +16,20 @@ json() {
 	python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["files"][0]; print(f[sys.argv[2]])' \
 		"$WORK/out" "$1"
 }
+
+# in_copy PID DIR [blocks]: wait until PID's unnamed copy in DIR (its
+# O_TMPFILE, "DIR/#INO" in /proc) has a size, i.e. realign holds the lease
+# and copies; with "blocks", until data has reached it.
+in_copy() {
+	local i fd fmt=%s
+
+	[ "${3:-}" = blocks ] && fmt=%b
+	for i in $(seq 600); do
+		for fd in /proc/$1/fd/*; do
+			[[ $(readlink "$fd" 2>/dev/null) == "$2/#"* ]] || continue
+			[ "$(stat -L -c "$fmt" "$fd" 2>/dev/null || echo 0)" -gt 0 ] && return 0
+		done
+		sleep 0.05
+	done
+	fail "realign never started copying"
+}
