@@ -53,5 +53,8 @@ extsize_is "$M/rj/data" 65536 || fail "realigned file has no hint"
 # plain image has not: "logical-only" (exit 1) is the right verdict here.
 "$EXTALIGN" check "$M/rj/data" >"$WORK/out" 2>&1 || true
 grep -Eq ' (aligned|logical-only)$' "$WORK/out" || { cat "$WORK/out"; fail "not aligned after the job"; }
+# The jobs' records (made and removed on the rename path) live under the
+# persistent directory given, not under the host's /var/lib/extalign.
+[ -d "$WORK/lib/realign" ] || fail "the jobs kept no records under --persistent-dir $WORK/lib"
 stop_daemon
 echo ok
