@@ -63,6 +63,7 @@ struct jobs {
 	struct late_list *late;
 	struct report *report;
 	bool no_realign;
+	const char *realign_dir; /* the engine's records: <persistent dir>/realign */
 	size_t *queue; /* indices into the late list, oldest first */
 	size_t n_queue;
 	struct job *run;
@@ -74,12 +75,16 @@ struct jobs {
 	uint64_t next_scan; /* monotonic usec of the next realign scan */
 };
 
-struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign)
+struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign,
+		      const char *realign_dir)
 {
 	struct jobs *J = calloc(1, sizeof(*J));
 
 	if (J)
-		*J = (struct jobs){ .late = late, .report = report, .no_realign = no_realign };
+		*J = (struct jobs){ .late = late,
+				    .report = report,
+				    .no_realign = no_realign,
+				    .realign_dir = realign_dir };
 	return J;
 }
 
@@ -308,6 +313,7 @@ static int child_run(const struct jobs *J, const struct late_file *l, struct chi
 	ea_realign_opts_init(&o, l->extsize);
 	o.forcealign = l->forcealign;
 	o.dev = l->id.dev;
+	o.state_dir = J->realign_dir;
 	o.cancel = child_cancelled;
 	o.progress = child_progress;
 	o.userdata = ctx;

@@ -17,7 +17,9 @@
 
 struct jobs;
 
-struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign);
+/* realign_dir: the engine's state directory for the jobs (kept, not copied). */
+struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign,
+		      const char *realign_dir);
 void jobs_free(struct jobs *J);
 void jobs_set_policy(struct jobs *J, const struct ea_policy *p);
 void jobs_queue(struct jobs *J, size_t late_index);

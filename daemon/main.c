@@ -578,7 +578,7 @@ static void usage(FILE *out)
 	      "      --config-dir DIR   drop-in directory to read as well\n"
 	      "  -f, --foreground       stay in the foreground (extalignd never forks)\n"
 	      "      --state-dir DIR    where the state file goes (" EA_STATE_DIR ")\n"
-	      "      --persistent-dir DIR  where the late list is kept across restarts\n"
+	      "      --persistent-dir DIR  where the late list and realignment records are kept\n"
 	      "                         ($STATE_DIRECTORY, else " EA_PERSISTENT_DIR ")\n"
 	      "      --watch BACKEND    auto, fanotify or inotify (overrides [daemon] watch)\n"
 	      "      --log-target T     auto, journal or stderr\n"
@@ -720,7 +720,7 @@ int main(int argc, char **argv)
 	};
 	struct ea_diags diags = EA_DIAGS_INIT;
 	struct ea_policy *p = NULL;
-	_cleanup_free_ char *config_abs = NULL, *persistent_env = NULL;
+	_cleanup_free_ char *config_abs = NULL, *persistent_env = NULL, *realign_dir = NULL;
 	const char *log_target = NULL;
 	bool verbose = false, check = false;
 	sigset_t mask;
@@ -794,6 +794,15 @@ int main(int argc, char **argv)
 		if (!d.persistent_dir)
 			d.persistent_dir = EA_PERSISTENT_DIR;
 	}
+	/*
+	 * The engine's records go with the late list, under the directory
+	 * given or systemd's: not to a fixed path the unit may not even have
+	 * (with the default, the same as "extalign realign" uses).
+	 */
+	if (asprintf(&realign_dir, "%s/realign", d.persistent_dir) < 0) {
+		fprintf(stderr, "extalignd: out of memory\n");
+		return 1;
+	}
 	/* Absolute, so that status shows something usable from anywhere. */
 	if (d.config && d.config[0] != '/') {
 		config_abs = realpath(d.config, NULL);
@@ -829,7 +838,7 @@ int main(int argc, char **argv)
 	r = open_state_dirs(&d);
 	if (r < 0)
 		goto out;
-	d.jobs = jobs_new(&d.late, &d.report, d.no_realign);
+	d.jobs = jobs_new(&d.late, &d.report, d.no_realign, realign_dir);
 	if (!d.jobs) {
 		r = -ENOMEM;
 		goto out;
@@ -840,9 +849,9 @@ int main(int argc, char **argv)
 
 		/* A job killed with the previous daemon may have left its
 		 * named copy behind; the engine's records say where. */
-		r = ea_realign_cleanup(NULL, &removed);
+		r = ea_realign_cleanup(realign_dir, &removed);
 		if (r < 0)
-			log_full(&d.report.log, LOG_WARNING, NULL, EA_REALIGN_STATE_DIR, r,
+			log_full(&d.report.log, LOG_WARNING, NULL, realign_dir, r,
 				 "cannot clean up after interrupted realignment jobs");
 		else if (removed)
 			log_msg(&d, LOG_NOTICE,

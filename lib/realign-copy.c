@@ -152,8 +152,11 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 		size_t want = (size_t)(end - off < chunk ? end - off : chunk);
 		ssize_t got = read_full(c->fd, c->buf, want, off);
 
-		if (got < 0)
+		/* Which side failed: an I/O error reading the original is not one of the copy. */
+		if (got < 0) {
+			c->res->step = "read the original";
 			return (int)got;
+		}
 		if (got == 0)
 			return 0; /* shrank under us: the final check will say so */
 		ea_csum_update(cs, off, c->buf, (size_t)got);
@@ -161,8 +164,10 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 			ret = write_tail(c, (size_t)got, off);
 		else
 			ret = write_full(c->tmpfd, c->buf, (size_t)got, off);
-		if (ret < 0)
+		if (ret < 0) {
+			c->res->step = "write the copy";
 			return ret;
+		}
 		off += (uint64_t)got;
 		*done += (uint64_t)got;
 		/*
@@ -275,8 +280,11 @@ int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
 				return ret;
 		}
 	}
-	if (fsync(c->tmpfd) < 0)
+	/* Buffered writes meet the disk here: a write error shows up now. */
+	if (fsync(c->tmpfd) < 0) {
+		c->res->step = "sync the copy";
 		return negative_errno();
+	}
 	*csum = ea_csum_final(&cs);
 	return 0;
 }

@@ -101,7 +101,11 @@ int rl_resume_save(struct rl_ctx *c);
 int rl_resume_find(struct rl_ctx *c, struct rl_record_ref *ref);
 /* Drop a kept copy (unlink it and its record). */
 void rl_resume_drop(struct rl_ctx *c);
-/* For cleanup: true when the record keeps a copy whose original is unchanged. */
-bool rl_resume_valid(const char *record, size_t len);
+/*
+ * For cleanup: true when the record (open as recfd, read into record) keeps a
+ * copy whose original is unchanged and that is younger than
+ * EA_REALIGN_RESUME_MAX_AGE_S.
+ */
+bool rl_resume_valid(int recfd, const char *record, size_t len);
 
 #endif

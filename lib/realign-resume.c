@@ -14,7 +14,9 @@
  * kept copy and goes on at COPIED_TO with the checksum of what was read so
  * far.  The final verification reads the whole copy back, so a kept copy
  * that went bad is caught there.  Anything that does not match drops the
- * kept copy: it is only ever redundant.
+ * kept copy: it is only ever redundant.  So does age: a record last written
+ * more than EA_REALIGN_RESUME_MAX_AGE_S ago (its mtime) is not resumed, and
+ * cleanup removes it with its copy.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "extalign/hint.h"
@@ -69,14 +72,24 @@ static bool same_file(const struct resume_line *l, const struct stat *st)
 	       l->ctime_ns == (uint64_t)st->st_ctim.tv_nsec;
 }
 
-bool rl_resume_valid(const char *record, size_t len)
+/* Written (stopped) longer ago than the limit; an unreadable record counts as old. */
+static bool too_old(int recfd)
+{
+	struct stat st;
+
+	if (fstat(recfd, &st) < 0)
+		return true;
+	return time(NULL) - st.st_mtim.tv_sec > EA_REALIGN_RESUME_MAX_AGE_S;
+}
+
+bool rl_resume_valid(int recfd, const char *record, size_t len)
 {
 	_cleanup_free_ char *buf = strndup(record, len);
 	_cleanup_close_ int dir = -1;
 	struct resume_line l;
 	struct stat st;
 
-	if (!buf || !parse(buf, &l))
+	if (!buf || !parse(buf, &l) || too_old(recfd))
 		return false;
 	dir = open(l.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return dir >= 0 && fstatat(dir, l.name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -245,7 +258,7 @@ int rl_resume_find(struct rl_ctx *c, struct rl_record_ref *ref)
 		if (!parse(buf, &l) || strcmp(l.dir, here) || strcmp(l.name, c->base) ||
 		    !same_file(&l, &c->st) || l.extsize != c->o->extsize)
 			continue; /* another file's, or stale: cleanup decides */
-		fd = open_kept(c, de->d_name);
+		fd = too_old(rec) ? -ESTALE : open_kept(c, de->d_name);
 		if (fd < 0) {
 			/* The file is this one, the copy is not usable: drop both. */
 			unlinkat(c->dirfd, de->d_name, 0);

@@ -185,7 +185,7 @@ int ea_realign_cleanup(const char *state_dir, unsigned *removed)
 		}
 		n = pread(rec, path, sizeof(path) - 1, 0);
 		/* A stopped copy kept for its unchanged original: not a leftover. */
-		if (n > 0 && rl_resume_valid(path, (size_t)n))
+		if (n > 0 && rl_resume_valid(rec, path, (size_t)n))
 			continue;
 		if (n > 0) {
 			path[n] = 0;
@@ -231,7 +231,7 @@ int ea_realign_cleanup_name(int dirfd, const char *name, const char *state_dir)
 			return 0; /* a running job's: leave it */
 		/* A stopped copy kept to resume: the next run over its file goes on. */
 		if (rec >= 0 && (n = pread(rec, buf, sizeof(buf), 0)) > 0 &&
-		    rl_resume_valid(buf, (size_t)n))
+		    rl_resume_valid(rec, buf, (size_t)n))
 			return 0;
 	}
 	r = remove_leftover(dirfd, name);

@@ -191,6 +191,15 @@ int rl_swap_keep_inode(struct rl_ctx *c)
 		return r;
 	}
 	if (fs.magic == EXT4_SUPER_MAGIC) {
+		/*
+		 * MOVE_EXT stops at end of file, but the last unit goes on past
+		 * it (ext4 keeps the blocks past EOF that a hinted allocation
+		 * widened to): the original would keep its old blocks there, a
+		 * unit split in two.  Only whole units move; otherwise the
+		 * rename path (refused for hard links) does it.
+		 */
+		if ((uint64_t)c->st.st_size % c->o->extsize)
+			return -EOPNOTSUPP;
 		r = move_ext(c);
 		if (!r)
 			c->res->swap = EA_SWAP_MOVE_EXT;

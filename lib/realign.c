@@ -408,10 +408,19 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		r = put_hint(fd, &want, res);
 		if (r > 0)
 			return finish(res, EA_REALIGN_UNSUPPORTED, t0);
-		if (r < 0)
+		if (!r) {
+			res->swap = EA_SWAP_IN_PLACE;
+			return finish(res, EA_REALIGN_HINT_SET, t0);
+		}
+		/*
+		 * ext4 refuses a hint once the file has a size, even when all
+		 * of it is a hole: such a file goes the copy's way (a copy with
+		 * nothing to copy, of the same size).
+		 */
+		if (r != -EINVAL || st.st_size == 0)
 			return fail(res, r, "hint", t0);
-		res->swap = EA_SWAP_IN_PLACE;
-		return finish(res, EA_REALIGN_HINT_SET, t0);
+		res->err = 0;
+		res->step = NULL;
 	}
 	/*
 	 * Swaps keep the original's fsxattr, so without the hint on it only

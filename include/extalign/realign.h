@@ -55,6 +55,14 @@
 /* Where leftover records (and job progress) live unless opts say otherwise. */
 #define EA_REALIGN_STATE_DIR "/var/lib/extalign/realign"
 
+/*
+ * How long a copy stopped by a deadline or a cancel is kept for the next run
+ * (counted from when it was stopped): a file nobody realigns again must not
+ * hold the space of its partial copy for ever.  Older ones are removed by
+ * the next ea_realign_cleanup() and never resumed.
+ */
+#define EA_REALIGN_RESUME_MAX_AGE_S (7 * 24 * 3600)
+
 /* Prefix of the rename path's named temporary: PREFIX<ino>.<16 hex digits>. */
 #define EA_REALIGN_LEFTOVER_PREFIX ".extalign-realign."
 
@@ -100,7 +108,7 @@ enum ea_realign_swap {
 	 */
 	EA_SWAP_EXCHANGE_RANGE, /* XFS_IOC_EXCHANGE_RANGE: needs the exchange feature */
 	EA_SWAP_SWAPEXT,	/* XFS_IOC_SWAPEXT: the kernel re-checks mtime/ctime */
-	EA_SWAP_MOVE_EXT,	/* EXT4_IOC_MOVE_EXT */
+	EA_SWAP_MOVE_EXT,	/* EXT4_IOC_MOVE_EXT: whole units only (it stops at EOF) */
 	/*
 	 * The copy, which carries the hint, takes the original's name: linkat
 	 * to a leftover name, renameat2(RENAME_EXCHANGE), check the lease once

@@ -13,8 +13,7 @@ if "$EXTALIGN" set --extsize 64k "$M/probe" >/dev/null 2>&1; then
 	skip "this kernel's ext4 keeps extent size hints"
 fi
 rm -f "$M/probe"
-CONF=$WORK/extalign.conf
-printf '[rule db]\ndirectory = %s\nextsize = 64k\ninherit = yes\n' "$M/db" >"$CONF"
+conf_rule db 64k inherit=yes >"$CONF"
 
 start_daemon "$CONF"
 touch "$M/db/f1" "$M/db/f2"

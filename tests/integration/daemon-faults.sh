@@ -6,12 +6,9 @@
 # the old rules.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/db" "$M/out"
-CONF=$WORK/extalign.conf
-printf '[rule db]\ndirectory = %s\nextsize = 64k\ninherit = no\n' "$M/db" >"$CONF"
+daemon_xfs db out
+conf_rule db 64k inherit=no >"$CONF"
 cp "$CONF" "$WORK/good.conf"
 start_daemon "$CONF"
 alive() { kill -0 "$DAEMON_PID" 2>/dev/null || { cat "$DLOG" >&2; fail "extalignd died: $*"; }; }

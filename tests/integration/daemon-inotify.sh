@@ -3,21 +3,12 @@
 # including a rule directory that does not exist when the daemon starts.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/ev"
-CONF=$WORK/extalign.conf
-cat >"$CONF" <<CONF
-[rule ev]
-directory = $M/ev
-extsize = 128k
-inherit = no
-
-[rule later]
-directory = $M/later/db
-extsize = 64k
-CONF
+daemon_xfs ev
+{
+	conf_rule ev 128k inherit=no
+	printf '\n[rule later]\ndirectory = %s\nextsize = 64k\n' "$M/later/db"
+} >"$CONF"
 
 start_daemon "$CONF" --watch inotify
 grep -q 'STATUS=running: 2 rules, 1 filesystems (inotify)' "$NLOG" || { cat "$NLOG"; fail "not inotify"; }

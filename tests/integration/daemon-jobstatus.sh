@@ -1,36 +1,25 @@
 #!/bin/bash
 # extalign status says why a queued realignment waits (outside the window,
-# load over its limit) and how far a running one is.
+# load over its limit, another job on the disk) and how far a running one
+# is.  One job per disk is also what keeps two copies from counting on the
+# same free space: a second late file on the filesystem waits.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/rj" "$M/out"
-CONF=$WORK/extalign.conf
+daemon_xfs rj out
 # write_conf WINDOW CPU_LOAD BWLIMIT
 write_conf() {
-	cat >"$CONF" <<CONF
-[daemon]
-idle_io_pressure = 100
-idle_disk_util = 100
-idle_cpu_load = $2
-idle_time = 0
-idle_poll = 50ms
-realign_windows = $1
-realign_bwlimit = $3
-
-[rule rj]
-directory = $M/rj
-extsize = 64k
-inherit = no
-realign = yes
-CONF
+	{
+		echo '[daemon]'
+		conf_idle_open "$2"
+		printf 'realign_windows = %s\nrealign_bwlimit = %s\n' "$1" "$3"
+		conf_rule rj 64k inherit=no realign=yes
+	} >"$CONF"
 }
-late_field() { # FIELD: of the late entry for rj/data
+late_field() { # FIELD [NAME]: of the late entry for rj/NAME (default data)
 	status_json | python3 -c '
 import json, sys
-print(([l.get(sys.argv[1], "") for l in json.load(sys.stdin)["late"] if l["path"].endswith("/rj/data")] + [""])[0])' "$1"
+print(([l.get(sys.argv[1], "") for l in json.load(sys.stdin)["late"] if l["path"].endswith("/rj/" + sys.argv[2])] + [""])[0])' "$1" "${2:-data}"
 }
 reason_has() { late_field reason | grep -q "$1"; }
 
@@ -40,6 +29,9 @@ start_daemon "$CONF"
 dd if=/dev/urandom of="$M/out/data" bs=1M count=6 status=none
 sum=$(md5sum <"$M/out/data")
 mv "$M/out/data" "$M/rj/data"
+dd if=/dev/urandom of="$M/out/data2" bs=1M count=2 status=none
+sum2=$(md5sum <"$M/out/data2")
+mv "$M/out/data2" "$M/rj/data2"
 wait_until 5 reason_has "outside realign_windows" ||
 	{ status_json; fail "no reason for a job outside the window: '$(late_field reason)'"; }
 expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"
@@ -69,10 +61,25 @@ d1=$(late_field done_bytes)
 expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"
 grep -Eq '^ +(copying|verifying) [0-9]+%, [0-9]+ of [0-9]+ bytes$' "$WORK/out" ||
 	{ cat "$WORK/out"; fail "status text shows no progress"; }
+# While one job runs, the other late file of the filesystem waits for it
+# (judged on one snapshot: the first job may end any moment).
+status_json >"$WORK/snap.json"
+python3 - "$WORK/snap.json" <<'PY' || { cat "$WORK/snap.json"; fail "two jobs at once on one filesystem"; }
+import json, re, sys
+late = {l["path"].rsplit("/", 1)[1]: l for l in json.load(open(sys.argv[1]))["late"]}
+if late["data"]["queue"] == "running":
+    assert late["data2"]["queue"] == "queued", late["data2"]
+    assert re.search(r"another job on disk \d+:\d+", late["data2"]["reason"]), late["data2"]
+else:
+    print("the first job ended before the snapshot: the second file's wait not seen")
+PY
 progressed() { [ "$(late_field queue)" = done ] || [ "$(late_field done_bytes)" != "$d1" ]; }
 wait_until 10 progressed || fail "progress stands still at $d1"
 job_done() { [ "$(late_field queue)" = done ]; }
 wait_until 30 job_done || { status_json; fail "job not done"; }
 [ "$(md5sum <"$M/rj/data")" = "$sum" ] || fail "realignment changed the data"
+job2_done() { [ "$(late_field queue data2)" = done ]; }
+wait_until 30 job2_done || { status_json; fail "the second job did not run after the first"; }
+[ "$(md5sum <"$M/rj/data2")" = "$sum2" ] || fail "realignment changed the data of data2"
 stop_daemon
 echo ok

@@ -4,7 +4,6 @@
 # when WATCHDOG_USEC is set.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
 J=/run/systemd/journal
 [ -e "$J" ] && skip "a journal runs here; not replacing its socket"
@@ -16,21 +15,14 @@ JPID=$!
 trap 'kill $JPID 2>/dev/null || true; rm -rf "$J"; daemon_cleanup; cleanup' EXIT
 wait_until 5 test -S "$J/socket" || fail "no stand-in journal socket"
 
-M=$(mkfs_mount xfs 300)
+daemon_xfs ev
 R=$(mkfs_mount xfs 300)
-mkdir -p "$M/ev" "$R/ro"
+mkdir -p "$R/ro"
 mount -o remount,ro "$R"
-CONF=$WORK/extalign.conf
-cat >"$CONF" <<CONF
-[rule ev]
-directory = $M/ev
-extsize = 128k
-inherit = no
-
-[rule ro]
-directory = $R/ro
-extsize = 64k
-CONF
+{
+	conf_rule ev 128k inherit=no
+	M=$R conf_rule ro 64k
+} >"$CONF"
 # start_daemon logs to stderr; the journal target is asked for here.
 WATCHDOG_USEC=1000000 start_daemon "$CONF" --log-target journal
 touch "$M/ev/f"

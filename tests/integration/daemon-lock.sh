@@ -3,12 +3,9 @@
 # refused with a message naming the first, and the first runs on unharmed.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/db"
-CONF=$WORK/extalign.conf
-printf '[rule db]\ndirectory = %s\nextsize = 64k\ninherit = no\n' "$M/db" >"$CONF"
+daemon_xfs db
+conf_rule db 64k inherit=no >"$CONF"
 start_daemon "$CONF"
 
 rc=0

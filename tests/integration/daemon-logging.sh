@@ -19,7 +19,6 @@ touch "$E/probe"
 ext4_keeps=0
 "$EXTALIGN" set --extsize 64k "$E/probe" >/dev/null 2>&1 && ext4_keeps=1
 rm -f "$E/probe"
-CONF=$WORK/extalign.conf
 cat >"$CONF" <<CONF
 [rule x]
 directory = $X/db

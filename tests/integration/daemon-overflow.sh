@@ -4,18 +4,15 @@
 # listed as late; none is lost silently.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
 Q=/proc/sys/fs/fanotify/max_queued_events
 [ -w "$Q" ] || skip "cannot set $Q"
 old_q=$(cat "$Q")
 trap 'echo "$old_q" >"$Q"; daemon_cleanup; cleanup' EXIT
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/ev"
-CONF=$WORK/extalign.conf
+daemon_xfs ev
 # inherit = no: the kernel does not help, every file needs the daemon.
-printf '[rule ev]\ndirectory = %s\nextsize = 128k\ninherit = no\n' "$M/ev" >"$CONF"
+conf_rule ev 128k inherit=no >"$CONF"
 
 # The queue size is read when the group is made, at the daemon's start.
 echo 64 >"$Q"

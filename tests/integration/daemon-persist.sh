@@ -4,22 +4,13 @@
 # symlink meanwhile is not taken back).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/rj" "$M/out"
-CONF=$WORK/extalign.conf
+daemon_xfs rj out
 closed=$(date -d '+2 hours' +%H:00)-$(date -d '+3 hours' +%H:00)
-cat >"$CONF" <<CONF
-[daemon]
-realign_windows = $closed
-
-[rule rj]
-directory = $M/rj
-extsize = 64k
-inherit = no
-realign = yes
-CONF
+{
+	printf '[daemon]\nrealign_windows = %s\n' "$closed"
+	conf_rule rj 64k inherit=no realign=yes
+} >"$CONF"
 start_daemon "$CONF"
 for f in keep swapped; do
 	dd if=/dev/urandom of="$M/out/$f" bs=4k count=10 status=none

@@ -3,12 +3,9 @@
 # in a PROJINHERIT directory, wherever the directory is on the filesystem.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/somewhere/p" "$M/other"
+daemon_xfs somewhere/p other
 xfs_io -c 'chproj 4242' -c 'chattr +P' "$M/somewhere/p"
-CONF=$WORK/extalign.conf
 cat >"$CONF" <<CONF
 [rule proj]
 project = 4242

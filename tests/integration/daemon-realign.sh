@@ -4,28 +4,16 @@
 # child of the daemon; outside the window they wait in the queue.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/rj" "$M/out"
-CONF=$WORK/extalign.conf
+daemon_xfs rj out
 # write_conf WINDOW: the idle limits wide open, so only the window decides.
 write_conf() {
-	cat >"$CONF" <<CONF
-[daemon]
-idle_io_pressure = 100
-idle_disk_util = 100
-idle_cpu_load = 1000
-idle_time = 0
-idle_poll = 50ms
-realign_windows = $1
-
-[rule rj]
-directory = $M/rj
-extsize = 64k
-inherit = no
-realign = yes
-CONF
+	{
+		echo '[daemon]'
+		conf_idle_open
+		echo "realign_windows = $1"
+		conf_rule rj 64k inherit=no realign=yes
+	} >"$CONF"
 }
 # A window that starts two hours from now: closed for this test.
 closed=$(date -d '+2 hours' +%H:00)-$(date -d '+3 hours' +%H:00)
@@ -65,5 +53,8 @@ extsize_is "$M/rj/data" 65536 || fail "realigned file has no hint"
 # plain image has not: "logical-only" (exit 1) is the right verdict here.
 "$EXTALIGN" check "$M/rj/data" >"$WORK/out" 2>&1 || true
 grep -Eq ' (aligned|logical-only)$' "$WORK/out" || { cat "$WORK/out"; fail "not aligned after the job"; }
+# The jobs' records (made and removed on the rename path) live under the
+# persistent directory given, not under the host's /var/lib/extalign.
+[ -d "$WORK/lib/realign" ] || fail "the jobs kept no records under --persistent-dir $WORK/lib"
 stop_daemon
 echo ok

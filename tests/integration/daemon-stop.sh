@@ -11,8 +11,7 @@ for d in $(seq 1 20); do
 	mkdir "$M/ev/$d"
 	(cd "$M/ev/$d" && seq 1 5000 | xargs touch)
 done
-CONF=$WORK/extalign.conf
-printf '[rule ev]\ndirectory = %s\nextsize = 128k\ninherit = no\n' "$M/ev" >"$CONF"
+conf_rule ev 128k inherit=no >"$CONF"
 start_daemon "$CONF"
 # READY=1 comes before the scan with fanotify; the scan is still going.
 grep -q '^phase	scanning' "$RUNDIR/state" || fail "not scanning at READY=1 (state: $(grep phase "$RUNDIR/state"))"

@@ -3,7 +3,6 @@
 # an accepted reload, and SIGTERM: no memory errors, no leaks.
 . "$(dirname "$0")/lib.sh"
 need_cmd valgrind
-need_cmd xfs_io
 REAL=${EXTALIGND:-$TOP/build/extalignd}
 EXTALIGND=$WORK/extalignd-vg
 # exec keeps the pid, so READY=1 still comes from the daemon's pid.
@@ -16,23 +15,12 @@ SH
 chmod +x "$EXTALIGND"
 . "$(dirname "$0")/daemon.bash"
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/db" "$M/ev" "$M/out"
-CONF=$WORK/extalign.conf
+daemon_xfs db ev out
 # metrics_file: the Prometheus text and its device lookup under valgrind too.
-cat >"$CONF" <<CONF
-[daemon]
-metrics_file = $WORK/extalign.prom
-
-[rule db]
-directory = $M/db
-extsize = 64k
-
-[rule ev]
-directory = $M/ev
-extsize = 128k
-inherit = no
-CONF
+{
+	printf '[daemon]\nmetrics_file = %s\n' "$WORK/extalign.prom"
+	conf_db_ev
+} >"$CONF"
 start_daemon "$CONF"
 wait_until 10 test -s "$WORK/extalign.prom" || fail "no metrics file under valgrind"
 mkdir -p "$M/db/a" "$M/ev/b"

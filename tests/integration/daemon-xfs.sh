@@ -3,21 +3,9 @@
 # attacks by an unprivileged user, reload good and bad, status, SIGTERM.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/db" "$M/ev" "$M/out"
-CONF=$WORK/extalign.conf
-cat >"$CONF" <<CONF
-[rule db]
-directory = $M/db
-extsize = 64k
-
-[rule ev]
-directory = $M/ev
-extsize = 128k
-inherit = no
-CONF
+daemon_xfs db ev out
+conf_db_ev >"$CONF"
 
 start_daemon "$CONF"
 # READY=1 comes once the mark is placed, STATUS= "running" after the scan.

@@ -10,6 +10,42 @@ DAEMON_PID= LISTEN_PID=
 NLOG=$WORK/notify.log
 DLOG=$WORK/daemon.log
 RUNDIR=$WORK/run
+CONF=$WORK/extalign.conf
+
+# daemon_xfs [DIR...]: the XFS a test watches, mounted on $M, with the
+# directories DIR... under it.
+daemon_xfs() {
+	local d
+
+	need_cmd xfs_io
+	M=$(mkfs_mount xfs 300)
+	for d in "$@"; do mkdir -p "$M/$d"; done
+}
+
+# conf_idle_open [CPU_LOAD]: [daemon] keys under which the machine counts
+# as idle at once (the load limit CPU_LOAD, default 1000), so that only
+# what a test varies decides when jobs run.
+conf_idle_open() {
+	printf 'idle_io_pressure = 100\nidle_disk_util = 100\nidle_cpu_load = %s\n' "${1:-1000}"
+	printf 'idle_time = 0\nidle_poll = 50ms\n'
+}
+
+# conf_rule NAME EXTSIZE [KEY=VALUE...]: a rule NAME for the directory
+# $M/NAME, after a blank line.
+conf_rule() {
+	local kv
+
+	printf '\n[rule %s]\ndirectory = %s\nextsize = %s\n' "$1" "$M/$1" "$2"
+	shift 2
+	for kv in "$@"; do printf '%s = %s\n' "${kv%%=*}" "${kv#*=}"; done
+}
+
+# conf_db_ev: the two rules several tests watch, db (64k, inherited) and ev
+# (128k, hinted file by file).
+conf_db_ev() {
+	conf_rule db 64k
+	conf_rule ev 128k inherit=no
+}
 
 daemon_cleanup() {
 	[ -n "$DAEMON_PID" ] && kill -KILL "$DAEMON_PID" 2>/dev/null

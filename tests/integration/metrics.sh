@@ -3,7 +3,6 @@
 # metrics_file, checked with promtool and against the daemon's counters.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
-need_cmd xfs_io
 need_cmd promtool
 need_cmd jq
 
@@ -14,23 +13,13 @@ rc=0
 grep -q "unknown format 'bogus'" "$WORK/err" || fail "--format=bogus: no message: $(cat "$WORK/err")"
 [ ! -s "$WORK/out" ] || fail "--format=bogus printed something on stdout"
 
-M=$(mkfs_mount xfs 300)
-mkdir -p "$M/db" "$M/ev" "$WORK/prom"
+daemon_xfs db ev
+mkdir -p "$WORK/prom"
 METRICS=$WORK/prom/extalign.prom
-CONF=$WORK/extalign.conf
-cat >"$CONF" <<CONF
-[daemon]
-metrics_file = $METRICS
-
-[rule db]
-directory = $M/db
-extsize = 64k
-
-[rule ev]
-directory = $M/ev
-extsize = 128k
-inherit = no
-CONF
+{
+	printf '[daemon]\nmetrics_file = %s\n' "$METRICS"
+	conf_db_ev
+} >"$CONF"
 
 start_daemon "$CONF"
 wait_until 5 grep -q 'STATUS=running' "$NLOG" || fail "daemon not running"

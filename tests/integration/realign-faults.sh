@@ -9,12 +9,8 @@
 #   EPERM, which the block layer hands to XFS as BLK_STS_IOERR, a real EIO;
 # - another process truncates, extends or writes the file mid-copy.
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
+. "$(dirname "$0")/realign.bash"
 need_cmd chattr
-need_cmd python3
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
-MiB=1048576
 
 # Whatever happens, the image must not stay immutable (cleanup removes it).
 unfreeze() { [ -n "${img:-}" ] && chattr -i "$img" 2>/dev/null; cleanup; }
@@ -23,26 +19,12 @@ trap unfreeze EXIT
 mnt=$(mkfs_mount xfs 400)
 d=$mnt/d
 mkdir "$d"
-leftovers() { find "$mnt" "$STATE" -name '.extalign-realign.*' 2>/dev/null | wc -l; }
-
-# in_copy PID: wait until realign's unnamed copy in $d has data.
-in_copy() {
-	local i fd
-	for i in $(seq 600); do
-		for fd in /proc/$1/fd/*; do
-			[[ $(readlink "$fd" 2>/dev/null) == "$d/#"* ]] || continue
-			[ "$(stat -L -c %b "$fd" 2>/dev/null || echo 0)" -gt 0 ] && return 0
-		done
-		sleep 0.05
-	done
-	fail "realign never started copying"
-}
 
 # start FILE: realign FILE slowly in the background; $pid.
 start() {
 	"${R[@]}" --extsize 64k --bwlimit 8M "$1" >"$WORK/out" 2>"$WORK/err" &
 	pid=$!
-	in_copy "$pid"
+	in_copy "$pid" "$d" blocks
 }
 
 finish() {

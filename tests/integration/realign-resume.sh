@@ -3,14 +3,8 @@
 # SIGTERM goes on where it left off on the next run; a kept copy whose
 # original changed meanwhile is dropped, never used.
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
-need_cmd python3
+. "$(dirname "$0")/realign.bash"
 mnt=$(mkfs_mount xfs 400)
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
-MiB=1048576
-leftovers() { find "$mnt" "$STATE" -name '.extalign-realign.*' 2>/dev/null | wc -l; }
-json() { python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["files"][0]; print(f[sys.argv[2]])' "$WORK/out" "$1"; }
 
 for how in max-time sigterm; do
 	mkdir "$mnt/$how"
@@ -65,4 +59,24 @@ expect_exit 0 "${R[@]}" --extsize 64k --json "$f"
 [ "$(json copied)" = $((40 * MiB)) ] || fail "changed: not copied in full"
 [ "$(sha256sum <"$f")" = "$h" ] || fail "changed: content"
 [ "$(leftovers)" = 0 ] || fail "changed: the stale copy was left behind"
+
+# A kept copy older than a week (EA_REALIGN_RESUME_MAX_AGE_S) is removed at
+# the next start, even one whose original did not change.
+f=$mnt/old
+dd if=/dev/urandom of="$f" bs=1M count=40 status=none
+sync
+h=$(sha256sum <"$f")
+expect_exit 1 "${R[@]}" --extsize 64k --bwlimit 8M --max-time 2 "$f"
+[ "$(leftovers)" = 2 ] || fail "old: nothing kept"
+: >"$mnt/other"
+touch -d '6 days ago' "$STATE"/.extalign-realign.*
+expect_exit 0 "${R[@]}" --extsize 64k "$mnt/other"
+[ "$(leftovers)" = 2 ] || fail "old: a copy kept 6 days was removed"
+touch -d '8 days ago' "$STATE"/.extalign-realign.*
+: >"$mnt/other2"
+expect_exit 0 "${R[@]}" --extsize 64k "$mnt/other2"
+[ "$(leftovers)" = 0 ] || fail "old: a copy kept 8 days was not removed"
+expect_exit 0 "${R[@]}" --extsize 64k --json "$f"
+[ "$(json resumed_from)" = 0 ] || fail "old: resumed from a removed copy"
+[ "$(sha256sum <"$f")" = "$h" ] || fail "old: content"
 echo ok

@@ -1,8 +1,19 @@
 #!/usr/bin/env python3
-# Shapes for realign-shapes.sh: make them on LAYOUT under MNT, realign,
-# check.  Prints the number of shapes checked; exits 1 on the first
-# property that does not hold.
-import hashlib, json, os, random, subprocess, sys
+# Shapes for realign-shapes.sh (and tests/kernel/75-realign-shapes.sh):
+# make them on LAYOUT under MNT, realign, check.  Prints the number of
+# shapes checked; exits 1 on the first property that does not hold.
+#
+# Layouts: xfs, xfs-stripe, xfs-reflink, ext4 (an ext4 that keeps no hint:
+# the unsupported path), and on the patched ext4 of the guest ext4-rename
+# (files without the hint: the copy takes the name) and ext4-moveext (each
+# file gets the hint while still empty, so its extents are swapped with
+# EXT4_IOC_MOVE_EXT and the inode stays; --rewrite-aligned makes realign
+# rewrite files that already look aligned).
+import fcntl, hashlib, json, os, random, struct, subprocess, sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fiemap  # noqa: E402
 
 ext, layout, mnt, seed, state = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
 rnd = random.Random(seed)
@@ -32,6 +43,32 @@ def prealloc(path, off, length, keep_size=False):
             subprocess.run(["xfs_io", "-c", f"falloc -k {off} {length}", path], check=True)
         else:
             os.posix_fallocate(fd, off, length)
+    finally:
+        os.close(fd)
+
+
+# struct fsxattr: xflags, extsize, nextents, projid, cowextsize, 8 pad bytes.
+FS_IOC_FSGETXATTR, FS_IOC_FSSETXATTR, FSX = 0x801C581F, 0x401C5820, "=5I8x"
+FS_XFLAG_EXTSIZE = 0x800
+
+
+def fsx_get(p):
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        return struct.unpack(FSX, fcntl.ioctl(fd, FS_IOC_FSGETXATTR, bytes(28)))
+    finally:
+        os.close(fd)
+
+
+def hint_empty(p):
+    """The 64k hint on P, created empty (the kernel refuses it once P has data)."""
+    open(p, "w").close()
+    x = list(fsx_get(p))
+    x[0] |= FS_XFLAG_EXTSIZE
+    x[1] = UNIT
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, FS_IOC_FSSETXATTR, struct.pack(FSX, *x))
     finally:
         os.close(fd)
 
@@ -108,6 +145,16 @@ def hardlinked(p):
 shape("hardlink", hardlinked, hardlink=True)
 
 
+def hardlinked_units(p):
+    write_at(p, 0, rnd.randbytes(4 * UNIT))
+    os.link(p, p + ".link")
+
+
+# Whole units: the inode-keeping swaps take it (ext4-moveext) where the
+# rename path must refuse it.
+shape("hardlink-units", hardlinked_units, hardlink=True)
+
+
 def fingerprint(p):
     st = os.lstat(p)
     h = hashlib.sha256(open(p, "rb").read()).hexdigest()
@@ -118,36 +165,16 @@ def fingerprint(p):
                 mtime=st.st_mtime_ns, nlink=st.st_nlink, xattrs=xattrs, acl=acl)
 
 
-def fiemap(p):
-    """Runs of extents (contiguous in file and on disk merged), in bytes."""
-    out = subprocess.run(["xfs_io", "-c", "fiemap -v", p], capture_output=True, text=True,
-                         check=True).stdout.splitlines()[2:]
-    runs = []
-    for line in out:
-        f = line.split()
-        if f[2] == "hole":
-            continue
-        lo, hi = (int(x) * 512 for x in f[1].strip("[]:").split(".."))
-        hi += 512
-        ph = int(f[2].split("..")[0]) * 512
-        if runs and runs[-1][1] == lo and runs[-1][3] == ph:
-            runs[-1][1], runs[-1][3] = hi, ph + hi - lo
-        else:
-            runs.append([lo, hi, ph, ph + hi - lo])
-    return runs
-
-
 def extsize(p):
-    out = subprocess.run(["xfs_io", "-c", "stat", p], capture_output=True, text=True,
-                         check=True).stdout
-    for line in out.splitlines():
-        if "fsxattr.extsize" in line:
-            return int(line.split()[-1])
-    return 0
+    xflags, size = fsx_get(p)[:2]
+    return size if xflags & FS_XFLAG_EXTSIZE else 0
 
 
+moveext = layout == "ext4-moveext"
 for name, (make, _) in shapes.items():
     p = os.path.join(src if layout == "xfs-reflink" else d, name)
+    if moveext:
+        hint_empty(p)
     make(p)
     if layout == "xfs-reflink":
         subprocess.run(["cp", "-a", "--reflink=always", p, os.path.join(d, name)], check=True)
@@ -160,8 +187,10 @@ if layout == "xfs-reflink":
 before = {n: fingerprint(os.path.join(d, n)) for n in shapes}
 blocks = {n: os.stat(os.path.join(d, n)).st_blocks for n in shapes}
 ino = {n: os.stat(os.path.join(d, n)).st_ino for n in shapes}
-r = subprocess.run([ext, "realign", "--state-dir", state, "--extsize", "64k", "--json", d],
-                   capture_output=True, text=True)
+cmd = [ext, "realign", "--state-dir", state, "--extsize", "64k", "--json", d]
+if moveext:
+    cmd.insert(2, "--rewrite-aligned")
+r = subprocess.run(cmd, capture_output=True, text=True)
 try:
     res = {os.path.basename(f["path"]): f for f in json.loads(r.stdout)["files"]}
 except Exception:
@@ -186,23 +215,47 @@ for name, (_, expect) in shapes.items():
         if os.stat(p).st_ino != ino[name]:
             fail(f"{name}: replaced on ext4")
         continue
-    if expect.get("hardlink"):
+    if moveext:
+        # The hint was there before the data: nothing to do without data,
+        # and with data the extents move, the inode (and its links) stay.
+        if expect.get("nodata"):
+            if (out, f.get("reason")) != ("skipped", "aligned"):
+                fail(f"{name}: {f}")
+            continue
+        # MOVE_EXT stops at end of file: only whole units go that way.
+        if after["size"] % UNIT == 0:
+            if (out, f["swap"]) != ("done", "move-ext"):
+                fail(f"{name}: outcome {out}, swap {f['swap']}, expected done by move-ext: {f}")
+            if os.stat(p).st_ino != ino[name] or f["inode_after"] != ino[name]:
+                fail(f"{name}: a new inode on the move-ext path: {f}")
+        elif expect.get("hardlink"):
+            if (out, f.get("reason")) != ("skipped", "hardlinks"):
+                fail(f"{name}: a partial last unit and hard links: {f}")
+            continue
+        elif (out, f["swap"]) != ("done", "rename"):
+            fail(f"{name}: a partial last unit: outcome {out}, swap {f['swap']}, expected "
+                 f"done by rename: {f}")
+    elif expect.get("hardlink"):
         if (out, f.get("reason")) != ("skipped", "hardlinks"):
             fail(f"{name}: {f}")
         if extsize(p) != 0:
             fail(f"{name}: hard-linked file got the hint")
         continue
-    want = "hint-set" if expect.get("nodata") else "done"
+    # Our ext4 takes no hint on a file with a size, holes only or not: copied.
+    in_place = expect.get("nodata") and not (layout.startswith("ext4-") and after["size"])
+    want = "hint-set" if in_place and not moveext else "done"
     if out != want:
         fail(f"{name}: outcome {out}, expected {want}: {f}")
     if extsize(p) != UNIT:
         fail(f"{name}: no 64k hint after {out}")
-    runs = fiemap(p)
+    runs = fiemap.runs(p)
     size = after["size"]
     logical_ok = all(lo % UNIT == 0 and (hi % UNIT == 0 or hi >= size) for lo, hi, _, _ in runs)
     physical_ok = all(ps % UNIT == 0 for _, _, ps, _ in runs)
     if (f["logical"] == "aligned") != logical_ok and want == "done":
         fail(f"{name}: realign says logically {f['logical']}, fiemap {runs}")
+    if want == "done" and not moveext and f["swap"] != "rename":
+        fail(f"{name}: swap {f['swap']}: a file without the hint can only be renamed over")
     if want == "done" and not logical_ok:
         fail(f"{name}: realigned yet logically misaligned: {runs}")
     if want == "done" and f["physical_guaranteed"] and not physical_ok:

@@ -4,12 +4,8 @@
 # needed, and the summary tells what was copied, also into copies that
 # were thrown away.
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
-need_cmd python3
+. "$(dirname "$0")/realign.bash"
 mnt=$(mkfs_mount xfs 400)
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
-MiB=1048576
 
 f=$mnt/big
 dd if=/dev/urandom of="$f" bs=1M count=120 status=none

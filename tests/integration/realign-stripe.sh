@@ -5,35 +5,22 @@
 # Issue 17 too: the original's unwritten preallocation survives, inside and
 # beyond end of file.
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
-need_cmd python3
+. "$(dirname "$0")/realign.bash"
 mnt=$(mkfs_mount xfs 1024 -d su=64k,sw=1)
 mount -o remount,swalloc "$mnt"
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
 
 # on_units FILE: true when every run of extents (neighbours contiguous in
 # the file and on disk merged, as FIEMAP splits written from unwritten)
 # starts on a 64k boundary in the file and on the disk, per xfs_io fiemap.
 on_units() {
-	python3 - "$1" <<'PY'
-import subprocess, sys
-out = subprocess.run(["xfs_io", "-c", "fiemap -v", sys.argv[1]], capture_output=True,
-                     text=True, check=True).stdout.splitlines()[2:]
-runs = []
-for line in out:
-    f = line.split()
-    if f[2] == "hole":
-        continue
-    lo, hi = (int(x) for x in f[1].strip("[]:").split(".."))
-    p = int(f[2].split("..")[0])
-    if runs and runs[-1][1] == lo and runs[-1][2] == p:
-        runs[-1] = [runs[-1][0], hi + 1, p + hi + 1 - lo, runs[-1][3]]
-    else:
-        runs.append([lo, hi + 1, p + hi + 1 - lo, p])
-bad = [r for r in runs if r[0] % 128 or r[3] % 128]
+	python3 - "$1" "$TOP/tests/integration" <<'PY'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+import fiemap
+bad = [r for r in fiemap.runs(sys.argv[1]) if r[0] % 65536 or r[2] % 65536]
 if bad:
-    print("off the unit (sectors: file start, end, disk end, disk start):", bad, file=sys.stderr)
+    print("off the unit (bytes: file start, end, disk start, end):", bad, file=sys.stderr)
     sys.exit(1)
 PY
 }
@@ -119,19 +106,15 @@ expect_exit 0 "${R[@]}" --extsize 64k "$p"
 blocks_after=$(stat -c %b "$p")
 [ "$blocks_after" -ge "$blocks_before" ] ||
 	fail "prealloc: allocation dropped from $blocks_before to $blocks_after sectors"
-python3 - "$p" <<'PY' || fail "prealloc: unwritten ranges not kept"
-import subprocess, sys
-out = subprocess.run(["xfs_io", "-c", "fiemap -v", sys.argv[1]], capture_output=True,
-                     text=True, check=True).stdout.splitlines()[2:]
+python3 - "$p" "$TOP/tests/integration" <<'PY' || fail "prealloc: unwritten ranges not kept"
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[2])
+import fiemap
+out = fiemap.extents(sys.argv[1])
 unwritten = written = 0
 beyond = 0
-for line in out:
-    f = line.split()
-    if f[2] == "hole":
-        continue
-    lo, hi = (int(x) * 512 for x in f[1].strip("[]:").split(".."))
-    hi += 512
-    flags = int(f[4], 16)
+for lo, hi, _, flags in out:
     if flags & 0x800:
         unwritten += hi - lo
         if hi > 4 << 20:

@@ -3,16 +3,13 @@
 # rewrite, and every skip reason, each checked against an outside tool
 # (sha256sum, stat, getfattr, getfacl, xfs_io, extalign check).
 . "$(dirname "$0")/lib.sh"
-need_cmd xfs_io
+. "$(dirname "$0")/realign.bash"
 need_cmd getfattr
 need_cmd getfacl
-need_cmd python3
 use_valgrind
 mnt=$(mkfs_mount xfs 300)
 # Reads must not move atime, so fingerprints compare what realign did.
 mount -o remount,noatime "$mnt"
-STATE=$WORK/state
-R=("$EXTALIGN" realign --state-dir "$STATE")
 
 # fingerprint FILE: content and every piece of metadata realign must keep.
 fingerprint() {
@@ -168,19 +165,6 @@ r = [f["reason"] for f in json.load(open(sys.argv[1]))["files"]]
 assert r == ["symlink", "not-regular"], r' "$WORK/out" || fail "symlink/fifo skips"
 [ -L "$s/symlink" ] || fail "symlink replaced"
 
-# in_copy PID DIR: wait until PID's unnamed copy in DIR has data, i.e.
-# realign holds the lease and is copying.
-in_copy() {
-	local i fd
-	for i in $(seq 400); do
-		for fd in /proc/$1/fd/*; do
-			[[ $(readlink "$fd" 2>/dev/null) == "$2/#"* ]] || continue
-			[ "$(stat -L -c %s "$fd" 2>/dev/null || echo 0)" -gt 0 ] && return 0
-		done
-		sleep 0.05
-	done
-	fail "realign never started copying"
-}
 
 # during_copy FILE CMD...: realign FILE slowly, run CMD while it copies;
 # the exit code goes to $rc, output to $WORK/out.

@@ -59,6 +59,16 @@ fresh_ext4() {
 	mount -t ext4 "$dev" "$MNT" || die "mount $dev"
 }
 
+# need_kept_hint: skip unless the ext4 on $MNT keeps a 64 KiB extent size
+# hint (the extalign series is applied), asked of a probe file.
+need_kept_hint() {
+	: >"$MNT/.hint-probe"
+	kt setx "$MNT/.hint-probe" 0x800 65536 >/dev/null
+	[ "$(extsize "$MNT/.hint-probe")" = 65536 ] ||
+		skip "this kernel's ext4 keeps no extent size hint (the extalign series is not applied)"
+	rm -f "$MNT/.hint-probe"
+}
+
 # remount DEV: unmount $MNT and mount DEV on it again (drops the caches).
 remount() {
 	umount "$MNT" || die "umount $MNT"
