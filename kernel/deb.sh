@@ -116,8 +116,8 @@ else
 fi
 if [ ! -f "$BUILD/.config" ] || [ "$(cat "$BUILD/.extalign-config" 2>/dev/null)" != "$inputs" ]; then
 	log "configuring $BUILD (${base:-small QEMU config})"
+	rm -f "$BUILD/.extalign-config"
 	if [ "$small" = 1 ]; then make_small_config; else make_full_config; fi
-	echo "$inputs" >"$BUILD/.extalign-config"
 fi
 
 # The options the series and its tests need must have survived.
@@ -138,6 +138,7 @@ else
 	done
 fi
 [ "$missing" = 0 ] || die "the configuration lacks what the series needs"
+echo "$inputs" >"$BUILD/.extalign-config"
 
 # bindeb-pkg leaves the packages in the build directory's parent: start
 # from a clean one so that only this build's packages are collected.

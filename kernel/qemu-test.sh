@@ -15,7 +15,7 @@
 #      boots with the modules dpkg installed; the guest checks that it is the package's kernel, loads
 #      scsi_debug as a module with atomic-write parameters as fstests'
 #      generic/767 does, and tests/kernel/init.sh runs tests/kernel/[0-9]*.sh
-#      (or only the TESTs named), among them 84-scsi-debug-module, the host's
+#      (or only the TESTs named), among them 86-scsi-debug-module, the host's
 #      devices-scsi-debug integration test on its modprobe path
 #
 # The guest has a virtio root disk, a 2 GiB virtio scratch disk (the UML
