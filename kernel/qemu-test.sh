@@ -115,8 +115,13 @@ if [ -z "$debs" ]; then
 	fi
 fi
 debs=$(readlink -f "$debs")
-image_deb=$(ls "$debs"/linux-image-*.deb 2>/dev/null | grep -v -- '-dbg_' | head -n 1)
-headers_deb=$(ls "$debs"/linux-headers-*.deb 2>/dev/null | head -n 1)
+image_deb="" headers_deb=""
+for d in "$debs"/linux-image-*.deb; do
+	case $d in *-dbg_*) ;; *) [ -f "$d" ] && image_deb=$d ;; esac
+done
+for d in "$debs"/linux-headers-*.deb; do
+	[ -f "$d" ] && headers_deb=$d
+done
 if [ -z "$image_deb" ] || [ -z "$headers_deb" ]; then
 	report FAIL deb/files "no linux-image and linux-headers package in $debs"
 	finish

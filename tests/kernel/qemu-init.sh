@@ -88,7 +88,7 @@ install)
 	# the root clean.
 	cp "/boot/vmlinuz-$release" "$OUT/vmlinuz"
 	mount -o remount,ro /
-	echo done >"$OUT/done"
+	echo "done" >"$OUT/done"
 	poweroff_now
 	;;
 test)
@@ -98,12 +98,17 @@ test)
 	st=$(dpkg-query -W -f='${Status}' "linux-image-$release" 2>&1)
 	[ "$st" = "install ok installed" ]
 	check package-installed $? "linux-image-$release: $st"
-	# The module comes from the package: dpkg knows the file.
+	# The module comes from the package: dpkg knows the file (under /lib
+	# or /usr/lib: Debian 12's /lib is a link to /usr/lib).
 	mod=$(modinfo -n scsi_debug 2>&1)
-	dpkg -S "$mod" 2>/dev/null | grep -q "^linux-image-$release:"
+	{ dpkg -S "$mod"; dpkg -S "${mod#/usr}"; dpkg -S "/usr$mod"; } 2>/dev/null |
+		grep -q "^linux-image-$release:"
 	check scsi_debug-module $? "$mod"
 	# The NVMe disk and the atomic write limits the kernel gives it.
-	nvme=$(ls -d /sys/block/nvme*n1 2>/dev/null | head -n 1)
+	nvme=
+	for b in /sys/block/nvme*n1; do
+		[ -e "$b" ] && nvme=$b && break
+	done
 	if [ -n "$nvme" ]; then
 		q=$nvme/queue
 		check nvme-disk 0 "/dev/${nvme##*/}: logical block $(cat "$q/logical_block_size")," \
