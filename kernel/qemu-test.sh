@@ -29,7 +29,9 @@
 # /var/tmp/extalign-kernel): the kernel build and the run directory;
 # EXTALIGN_FRESH_CACHE (default /var/tmp/extalign-fresh): the cached root;
 # EXTALIGN_TOOLS: the fstests snapshot for the crash test (default
-# ../shared/tools beside the checkout); QEMU_MEM (MiB, default 2048).
+# ../shared/tools beside the checkout); QEMU_MEM (MiB, default 2048);
+# QEMU_ACCEL=tcg: TCG even where /dev/kvm exists (on a nested-KVM host
+# the kernel can hang while decompressing under KVM).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -190,8 +192,10 @@ if ! gcc -O2 -Wall -Wextra -Werror -o "$SHARE/ktool" "$TOP/tests/kernel/ktool.c"
 	report FAIL tests/ktool
 	show_log "$LOGS/ktool.log"
 fi
-if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-	accel=(-accel kvm -cpu host)
+if [ "${QEMU_ACCEL:-}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	# QEMU's default CPU model: "-cpu host" aborts under nested KVM
+	# ("failed to set MSR 0x10a").
+	accel=(-accel kvm)
 	accel_name=KVM
 else
 	accel=(-accel tcg)
