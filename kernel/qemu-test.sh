@@ -48,10 +48,10 @@ MIRRORS=("deb http://deb.debian.org/debian $SUITE main"
 	 "deb http://deb.debian.org/debian $SUITE-updates main"
 	 "deb http://deb.debian.org/debian-security $SUITE-security main")
 # What the guest runs besides the minimal root: modprobe, dmsetup,
-# xfs_io, python3 (the extalign tests), gcc and libc6-dev (the crash test
-# builds its tools in the guest), and the libraries the programs of the
+# xfs_io, python3, setfacl and attr (the tests), gcc, libc6-dev and xz (the crash test
+# builds its tools in the guest from the fstests tarball), and the libraries the programs of the
 # checkout link against.
-GUEST_PACKAGES=(kmod dmsetup xfsprogs e2fsprogs python3 procps gcc libc6-dev
+GUEST_PACKAGES=(kmod dmsetup xfsprogs e2fsprogs python3 procps gcc libc6-dev acl attr xz-utils
 		libsmartcols1 libinih1 libmount1 libblkid1 libsystemd0)
 
 debs=
