@@ -2,6 +2,8 @@
 #
 #   make                 the programs only (build packages of scripts/packages.txt)
 #   make check           build and run every test suite (tests/run.sh)
+#   make check-qemu      the kernel series as a Debian package, installed and
+#                        booted in QEMU (kernel/deb.sh, kernel/qemu-test.sh)
 #   make bench           build the benchmarks (run them with tests/bench/*.sh)
 #   make install         DESTDIR, PREFIX (default /usr/local) and the *DIR
 #                        variables below as in the GNU coding standards
@@ -113,6 +115,13 @@ check-kernel: tests
 .PHONY: check-fstests
 check-fstests:
 	kernel/fstests.sh atomic
+
+# The series as an installable kernel package (kernel/deb.sh --small),
+# installed and booted in QEMU, the kernel tests run there (not part of
+# "make check": see kernel/README.md for its time).
+.PHONY: check-qemu
+check-qemu: tests
+	kernel/qemu-test.sh
 
 bench: $(PROGRAMS) $(BENCHES)
 

@@ -1,12 +1,15 @@
 #!/bin/bash
 # Helpers for the tests/kernel/*.sh tests, which run inside the UML kernel
-# that kernel/check.sh boots (PID 1 is tests/kernel/init.sh).  Source it.
-# "bash lib.sh cleanup" is what init.sh runs after every test.
+# that kernel/check.sh boots or the QEMU guest of kernel/qemu-test.sh (PID 1
+# is tests/kernel/init.sh).  Source it.  "bash lib.sh cleanup" is what
+# init.sh runs after every test.
 #
 # Exit status of a test: 0 pass, 77 skip (with a "SKIP: reason" line),
 # anything else fail.
 
-UBD=/dev/ubda
+# The scratch disk: UML's ubd disk, or what EXTALIGN_SCRATCH_DISK names
+# (the QEMU guest's second virtio disk).
+UBD=${EXTALIGN_SCRATCH_DISK:-/dev/ubda}
 MNT=/tmp/mnt
 # Scratch files go to the guest's own /run (tmpfs), not to /tmp, which is
 # the host's and shared with any other guest running at the same time.
@@ -37,6 +40,26 @@ scsi_disk() {
 			return 0
 		fi
 	done
+	return 1
+}
+
+# The scsi_debug disk of every guest: 512 MiB of 4 KiB sectors taking
+# hardware atomic writes of 4 KiB to 64 KiB (16 sectors), atomic units
+# aligned to their size.  UML has scsi_debug built in and gets these on its
+# command line (kernel/boot.sh); the QEMU guest loads the module with them.
+SCSI_DEBUG_OPTS=(sector_size=4096 physblk_exp=0 lowest_aligned=0
+		 dev_size_mb=512 atomic_wr=1 atomic_wr_max_length=16
+		 atomic_wr_gran=1 atomic_wr_align=1)
+
+# scsi_debug_load: modprobe scsi_debug with SCSI_DEBUG_OPTS, as fstests'
+# generic/767 does (_get_scsi_debug_dev), and wait for its disk.
+scsi_debug_load() {
+	modprobe scsi_debug "${SCSI_DEBUG_OPTS[@]}" || return 1
+	for _ in $(seq 100); do
+		scsi_disk >/dev/null && [ -b "$(scsi_disk)" ] && return 0
+		sleep 0.1
+	done
+	echo "scsi_debug loaded but no disk appeared"
 	return 1
 }
 

@@ -1,0 +1,321 @@
+#!/bin/bash
+# Boot the extalign kernel package in QEMU, install it there and run the
+# kernel tests on it.
+#
+# Usage: kernel/qemu-test.sh [--debs DIR] [TEST...]
+#
+#   1. the packages: kernel/deb.sh --small (incremental), or the linux-image
+#      and linux-headers .debs in DIR
+#   2. a Debian 12 root image made with mmdebstrap (cached), the guest's
+#      PID 1 (tests/kernel/qemu-init.sh) in it
+#   3. boot 1: the package's kernel boots the root image and installs the
+#      packages there with dpkg -i
+#   4. boot 2: the kernel that dpkg installed in the image (its
+#      /boot/vmlinuz-*, handed to the host, identical to the package's)
+#      boots with the modules dpkg installed; the guest checks that it is the package's kernel, loads
+#      scsi_debug as a module with atomic-write parameters as fstests'
+#      generic/767 does, and tests/kernel/init.sh runs tests/kernel/[0-9]*.sh
+#      (or only the TESTs named), among them 86-scsi-debug-module, the host's
+#      devices-scsi-debug integration test on its modprobe path
+#
+# The guest has a virtio root disk, a 2 GiB virtio scratch disk (the UML
+# ubd disk's part, /dev/vdb), an emulated NVMe disk with 4 KiB blocks and
+# the scsi_debug disk; the checkout, a shared directory (ktool, results),
+# the packages and the fstests snapshot come from the host over 9p.  KVM
+# when /dev/kvm is usable, TCG otherwise.
+#
+# Prints PASS, FAIL or SKIP per step and test and the time of each step;
+# exits non-zero if anything failed.  Environment: EXTALIGN_KBUILD (default
+# /var/tmp/extalign-kernel): the kernel build and the run directory;
+# EXTALIGN_FRESH_CACHE (default /var/tmp/extalign-fresh): the cached root;
+# EXTALIGN_TOOLS: the fstests snapshot for the crash test (default
+# ../shared/tools beside the checkout); QEMU_MEM (MiB, default 2048);
+# QEMU_ACCEL=tcg: TCG even where /dev/kvm exists (on a nested-KVM host
+# the kernel can hang while decompressing under KVM).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+export EXTALIGN_KBUILD=$KB
+CACHE=${EXTALIGN_FRESH_CACHE:-/var/tmp/extalign-fresh}
+RUN=$KB/qemu-run
+LOGS=$KB/logs
+MEM=${QEMU_MEM:-2048}
+TOOLS=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
+SUITE=bookworm
+MIRRORS=("deb http://deb.debian.org/debian $SUITE main"
+	 "deb http://deb.debian.org/debian $SUITE-updates main"
+	 "deb http://deb.debian.org/debian-security $SUITE-security main")
+# What the guest runs besides the minimal root: modprobe, dmsetup,
+# xfs_io, python3, setfacl and attr (the tests), gcc, libc6-dev and xz (the crash test
+# builds its tools in the guest from the fstests tarball), and the libraries the programs of the
+# checkout link against.
+GUEST_PACKAGES=(kmod dmsetup xfsprogs e2fsprogs python3 procps gcc libc6-dev acl attr xz-utils
+		libsmartcols1 libinih1 libmount1 libblkid1 libsystemd0)
+
+debs=
+TESTS=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--debs) debs=${2:?--debs needs a directory}; shift ;;
+	-h | --help) sed -n '2,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-*) echo "qemu-test.sh: unknown option $1" >&2; exit 2 ;;
+	*) TESTS+=("$1") ;;
+	esac
+	shift
+done
+
+mkdir -p "$RUN" "$LOGS"
+pass=0 failed=0 skipped=0
+failures=()
+
+report() { # STATUS NAME [DETAIL]
+	case $1 in
+	PASS) pass=$((pass + 1)); echo "PASS $2${3:+ ($3)}" ;;
+	SKIP) skipped=$((skipped + 1)); echo "SKIP $2 (${3:-no reason given})" ;;
+	*) failed=$((failed + 1)); failures+=("$2"); echo "FAIL $2${3:+ ($3)}" ;;
+	esac
+}
+show_log() { # LOG [LINES]
+	sed 's/^/    /' "$1" | tail -n "${2:-30}"
+}
+finish() {
+	echo
+	echo "== qemu: $pass passed, $failed failed, $skipped skipped" \
+		"in $(($(date +%s) - overall_start))s (logs in $LOGS)"
+	for f in "${failures[@]}"; do echo "   FAILED: $f"; done
+	[ "$failed" = 0 ]
+	exit
+}
+t_start=0
+timer_start() { t_start=$(date +%s); }
+timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }
+overall_start=$(date +%s)
+
+[ "$(id -u)" = 0 ] || { echo "SKIP: kernel/qemu-test.sh needs root (mkfs -d of the root image)"; exit 77; }
+command -v qemu-system-x86_64 >/dev/null ||
+	{ echo "SKIP: qemu-system-x86_64 is not installed (scripts/install-deps.sh qemu)"; exit 77; }
+command -v mmdebstrap >/dev/null ||
+	{ echo "SKIP: mmdebstrap is not installed (scripts/install-deps.sh qemu)"; exit 77; }
+for p in extalign extalignd tests/tools/notify-listen; do
+	[ -x "$TOP/build/$p" ] || { echo "qemu-test.sh: $TOP/build/$p is not built: run 'make tests'" >&2; exit 1; }
+done
+
+# 1. The packages.
+echo "== kernel packages"
+timer_start
+if [ -z "$debs" ]; then
+	if "$HERE/deb.sh" --small >"$LOGS/deb.log" 2>&1; then
+		debs=$KB/debs/small
+		report PASS deb/build "$(grep -o 'kernel .* built in [0-9]*s' "$LOGS/deb.log")"
+	else
+		report FAIL deb/build
+		grep -E 'error|Error' "$LOGS/deb.log" | head -20 | sed 's/^/    /'
+		show_log "$LOGS/deb.log" 15
+		finish
+	fi
+fi
+debs=$(readlink -f "$debs")
+image_deb="" headers_deb=""
+for d in "$debs"/linux-image-*.deb; do
+	case $d in *-dbg_*) ;; *) [ -f "$d" ] && image_deb=$d ;; esac
+done
+for d in "$debs"/linux-headers-*.deb; do
+	[ -f "$d" ] && headers_deb=$d
+done
+if [ -z "$image_deb" ] || [ -z "$headers_deb" ]; then
+	report FAIL deb/files "no linux-image and linux-headers package in $debs"
+	finish
+fi
+release=$(dpkg-deb -f "$image_deb" Package | sed 's/^linux-image-//')
+report PASS deb/files "$(basename "$image_deb"), $(basename "$headers_deb")"
+# The package's own kernel, for the first boot.
+rm -rf "$RUN/deb"
+dpkg-deb -x "$image_deb" "$RUN/deb"
+deb_vmlinuz=$RUN/deb/boot/vmlinuz-$release
+[ -f "$deb_vmlinuz" ] || { report FAIL deb/vmlinuz "no /boot/vmlinuz-$release in $image_deb"; finish; }
+timer_end packages
+
+# 2. The root image: a minimal Debian 12 with the guest packages, built by
+# mmdebstrap once (cached as a tarball, like tests/fresh/run.sh's root), and
+# an ext4 image of it with the guest's PID 1, made again when that changes.
+echo "== root image"
+timer_start
+mkdir -p "$CACHE"
+key=$(printf '%s\n' "$SUITE" minbase "${MIRRORS[@]}" "${GUEST_PACKAGES[@]}" | sha256sum | cut -c1-12)
+base=$CACHE/$SUITE-qemu-$key.tar
+if [ ! -s "$base" ]; then
+	echo "making the guest root $base (cached for later runs)"
+	rm -f "$base.new.tar"
+	if ! mmdebstrap --quiet --variant=minbase \
+		--include="$(IFS=,; echo "${GUEST_PACKAGES[*]}")" \
+		"$SUITE" "$base.new.tar" "${MIRRORS[@]}" >"$LOGS/mmdebstrap.log" 2>&1; then
+		if grep -q -e 'Temporary failure resolving' -e 'Could not connect' \
+			-e 'Failed to fetch' "$LOGS/mmdebstrap.log"; then
+			report SKIP root/mmdebstrap "no Debian mirror reachable"
+		else
+			report FAIL root/mmdebstrap
+			show_log "$LOGS/mmdebstrap.log" 20
+		fi
+		finish
+	fi
+	mv -f "$base.new.tar" "$base"
+fi
+init_key=$(sha256sum <"$TOP/tests/kernel/qemu-init.sh" | cut -c1-12)
+root_img=$CACHE/$SUITE-qemu-$key-$init_key.img
+if [ ! -s "$root_img" ]; then
+	rm -f "$CACHE/$SUITE-qemu-$key"-*.img
+	dir=$(mktemp -d "$RUN/root.XXXXXX")
+	tar -C "$dir" -xf "$base"
+	install -m 755 "$TOP/tests/kernel/qemu-init.sh" "$dir/sbin/extalign-qemu-init"
+	echo extalign-qemu >"$dir/etc/hostname"
+	if ! mkfs.ext4 -q -F -L extalign-root -d "$dir" "$root_img.new" 3G >"$LOGS/mkfs-root.log" 2>&1; then
+		report FAIL root/image "mkfs.ext4 -d"
+		show_log "$LOGS/mkfs-root.log"
+		rm -rf "$dir" "$root_img.new"
+		finish
+	fi
+	rm -rf "$dir"
+	mv -f "$root_img.new" "$root_img"
+fi
+cp --sparse=always "$root_img" "$RUN/root.img"
+report PASS root/image "$(basename "$root_img")"
+timer_end root
+
+# The tools the guest takes from the host.
+SHARE=$RUN/share
+rm -rf "$SHARE"
+mkdir -p "$SHARE"
+if ! gcc -O2 -Wall -Wextra -Werror -o "$SHARE/ktool" "$TOP/tests/kernel/ktool.c" \
+	>"$LOGS/ktool.log" 2>&1; then
+	report FAIL tests/ktool
+	show_log "$LOGS/ktool.log"
+fi
+if [ "${QEMU_ACCEL:-}" != tcg ] && [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	# QEMU's default CPU model: "-cpu host" aborts under nested KVM
+	# ("failed to set MSR 0x10a").
+	accel=(-accel kvm)
+	accel_name=KVM
+else
+	accel=(-accel tcg)
+	accel_name=TCG
+fi
+tools_args=() tools_env=()
+if ls "$TOOLS"/xfstests-*.tar.xz >/dev/null 2>&1; then
+	TOOLS=$(readlink -f "$TOOLS")
+	tools_args=(-virtfs "local,path=$TOOLS,mount_tag=tools,security_model=none,readonly=on")
+	tools_env=(EXTALIGN_TOOLS="$TOOLS")
+fi
+
+# boot NAME KERNEL PARAM=value...: boot KERNEL on the root image with a
+# fresh scratch and NVMe disk; the console goes to $LOGS/console-NAME.log.
+boot() {
+	local name=$1 kernel=$2
+
+	shift 2
+	rm -f "$RUN/scratch.img" "$RUN/nvme.img"
+	truncate -s 2G "$RUN/scratch.img"
+	truncate -s 1G "$RUN/nvme.img"
+	rm -rf "$SHARE/out-$name"
+	timeout 1800 qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
+		-nographic -no-reboot -nic none \
+		-kernel "$kernel" \
+		-append "root=/dev/vda rw console=ttyS0 panic=-1 init=/sbin/extalign-qemu-init EXTALIGN_TOP=$TOP EXTALIGN_SHARE=$SHARE EXTALIGN_OUT=$SHARE/out-$name EXTALIGN_RELEASE=$release EXTALIGN_SCRATCH_DISK=/dev/vdb $*" \
+		-drive "file=$RUN/root.img,if=virtio,format=raw" \
+		-drive "file=$RUN/scratch.img,if=virtio,format=raw" \
+		-drive "file=$RUN/nvme.img,if=none,id=nvm,format=raw" \
+		-device "nvme,serial=extalign0,drive=nvm,logical_block_size=4096,physical_block_size=4096" \
+		-virtfs "local,path=$TOP,mount_tag=top,security_model=none,readonly=on" \
+		-virtfs "local,path=$SHARE,mount_tag=shared,security_model=none" \
+		-virtfs "local,path=$debs,mount_tag=debs,security_model=none,readonly=on" \
+		"${tools_args[@]}" \
+		</dev/null >"$LOGS/console-$name.log" 2>&1
+}
+
+# report_checks OUT: the guest PID 1's own checks.
+report_checks() {
+	local name rc detail
+
+	[ -f "$1/qemu-checks" ] || return 0
+	while read -r name rc detail; do
+		if [ "$rc" = 0 ]; then
+			report PASS "qemu/$name" "$detail"
+		else
+			report FAIL "qemu/$name" "$detail"
+		fi
+	done <"$1/qemu-checks"
+}
+
+# 3. Boot the package's kernel and install the packages.
+echo "== boot 1: install the packages ($accel_name)"
+timer_start
+boot install "$deb_vmlinuz" EXTALIGN_QEMU_STEP=install
+rc=$?
+out=$SHARE/out-install
+if [ ! -f "$out/done" ]; then
+	report FAIL boot/install "the guest did not finish (exit $rc)"
+	show_log "$LOGS/console-install.log" 40
+	finish
+fi
+report PASS boot/install "$(grep -m1 -o 'Linux version [^ ]*' "$LOGS/console-install.log")"
+report_checks "$out"
+cp "$out/install.log" "$LOGS/dpkg-install.log" 2>/dev/null
+grep -q '^install 0' "$out/qemu-checks" || { show_log "$LOGS/dpkg-install.log"; finish; }
+timer_end install
+
+# 4. Boot what dpkg installed and run the tests.
+echo "== boot 2: the installed kernel, tests ($accel_name)"
+timer_start
+installed_vmlinuz=$RUN/vmlinuz-installed
+rm -f "$installed_vmlinuz"
+cp "$SHARE/out-install/vmlinuz" "$installed_vmlinuz" 2>/dev/null
+if ! cmp -s "$installed_vmlinuz" "$deb_vmlinuz"; then
+	report FAIL boot/installed-kernel "the guest's /boot/vmlinuz-$release is not the package's"
+	finish
+fi
+report PASS boot/installed-kernel "the guest's /boot/vmlinuz-$release"
+boot test "$installed_vmlinuz" EXTALIGN_QEMU_STEP=test KTOOL="$SHARE/ktool" \
+	EXTALIGN_TESTS="$(IFS=,; echo "${TESTS[*]}")" "${tools_env[@]}"
+rc=$?
+out=$SHARE/out-test
+console=$LOGS/console-test.log
+if [ ! -f "$out/done" ]; then
+	report FAIL boot/test "the guest did not finish (exit $rc)"
+	show_log "$console" 40
+else
+	report PASS boot/test "$(grep -m1 -o 'Linux version [^ ]*' "$console")"
+fi
+report_checks "$out"
+# The KUnit suites built into the kernel ran at boot (KTAP lines, after the
+# console's timestamp).
+ktap='^(\[ *[0-9.]+\] )?'
+if grep -qE "${ktap}not ok [0-9]" "$console"; then
+	report FAIL kunit/boot "$(grep -cE "${ktap}not ok [0-9]" "$console") suites failed"
+	grep -E "${ktap} *not ok" "$console" | sed 's/^/    /'
+elif grep -qE "${ktap}ok [0-9]" "$console"; then
+	report PASS kunit/boot "$(grep -cE "${ktap}ok [0-9]" "$console") suites at boot"
+fi
+if [ -f "$out/results" ]; then
+	while read -r name rc secs reason; do
+		case $rc in
+		0) report PASS "tests/$name" "${secs}s" ;;
+		77) report SKIP "tests/$name" "$reason" ;;
+		*) report FAIL "tests/$name" "exit $rc, ${secs}s"
+		   show_log "$out/$name.log" 40
+		   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs error' -A3 \
+			"$out/$name.dmesg" | head -30 | sed 's/^/    dmesg: /' ;;
+		esac
+	done <"$out/results"
+fi
+if [ ${#TESTS[@]} -eq 0 ]; then
+	for t in "$TOP"/tests/kernel/[0-9]*.sh; do
+		name=$(basename "$t" .sh)
+		grep -q "^$name " "$out/results" 2>/dev/null ||
+			report FAIL "tests/$name" "did not run"
+	done
+fi
+rm -rf "$LOGS/qemu-out"
+cp -a "$out" "$LOGS/qemu-out" 2>/dev/null
+timer_end tests
+finish
