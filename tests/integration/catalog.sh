@@ -19,12 +19,18 @@ grep -cv '^[0-9a-f]\{32\}$' "$WORK/code.ids" "$WORK/catalog.ids" | grep -v ':0$'
 [ -z "$(uniq -d "$WORK/catalog.ids")" ] || fail "an ID with two catalog entries: $(uniq -d "$WORK/catalog.ids")"
 diff -u "$WORK/code.ids" "$WORK/catalog.ids" >"$WORK/diff" ||
 	{ cat "$WORK/diff"; fail "$IDS and $CAT disagree (- only in the code, + only in the catalog)"; }
-# Every ID of the header is sent by some message, and only through it.
+# Every ID of the header is sent by some message, and the code names it
+# only through the header.
 for name in $(sed -n 's/^#define \(MSGID_[A-Z_]*\).*/\1/p' "$IDS"); do
 	grep -qw "$name" daemon/*.c || fail "$name is in $IDS but no message sends it"
 done
 for id in $(cat "$WORK/code.ids"); do
-	grep -l "$id" daemon/* | grep -qvx -e "$IDS" -e "$CAT" && fail "$id written out outside $IDS"
+	grep -l "$id" daemon/*.[ch] | grep -qvx -e "$IDS" && fail "$id written out outside $IDS"
+done
+
+# extalignd(8) lists them all.
+for id in $(cat "$WORK/code.ids"); do
+	grep -qx "\.B $id" daemon/extalignd.8 || fail "$id is not in extalignd(8)"
 done
 
 # journalctl builds its database from it as from systemd's own catalogs.
