@@ -15,7 +15,8 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: extalign status [--json|--format FORMAT] [--state-dir DIR] [--sysroot DIR]\n\n"
+	fputs("Usage: extalign status [--json|--format FORMAT] [--state-dir DIR] [--sysroot "
+	      "DIR]\n\n"
 	      "Show what extalignd is doing: rules, watched filesystems, counters,\n"
 	      "the last errors and the files waiting for realignment.\n\n"
 	      "  -J, --json            JSON output (same as --format=json)\n"

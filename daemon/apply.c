@@ -274,8 +274,8 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 	} else if (r == -EOPNOTSUPP) {
 		if (count)
 			report_stat(a->report, rule->name, st->st_dev, EA_STAT_FAIL_UNSUPPORTED, 1);
-		log_id(&a->report->log, MSGID_HINT_UNSUPPORTED, warn_once(a, st->st_dev, rule->name),
-		       rule->name, path, 0,
+		log_id(&a->report->log, MSGID_HINT_UNSUPPORTED,
+		       warn_once(a, st->st_dev, rule->name), rule->name, path, 0,
 		       "unsupported: the %s kernel accepted the hint but kept nothing%s",
 		       fs ? fs->fstype : "filesystem's",
 		       dropped & EA_DROPPED_FORCEALIGN ? " (forcealign)" : "");
@@ -490,8 +490,8 @@ void apply_rescan(struct apply *a, bool overflow)
 
 		if (fd < 0) {
 			if (fd == -ELOOP)
-				report_error_id(a->report, MSGID_RULE_DIR_UNSAFE, EA_STAT_FAIL_WATCH,
-						NULL, 0, p->watch[i].path, fd,
+				report_error_id(a->report, MSGID_RULE_DIR_UNSAFE,
+						EA_STAT_FAIL_WATCH, NULL, 0, p->watch[i].path, fd,
 						"a symlink in the watched path, not scanned");
 			continue; /* not there (yet): its creation will be an event */
 		}

@@ -429,13 +429,11 @@ static void job_failed(struct jobs *J, const struct job *j, struct late_file *l,
 {
 	/* Over realign_max_file_size: refused by policy, like the engine's skips. */
 	bool skipped = rc == EA_REALIGN_SKIPPED || rc == -EFBIG;
-	enum ea_state_stat reason = skipped			 ? EA_STAT_FAIL_REALIGN_SKIPPED
+	enum ea_state_stat reason = skipped			   ? EA_STAT_FAIL_REALIGN_SKIPPED
 				    : rc == EA_REALIGN_UNSUPPORTED ? EA_STAT_FAIL_UNSUPPORTED
 								   : EA_STAT_FAIL_REALIGN;
 
-	l->queue = skipped			  ? "skipped"
-		   : rc == EA_REALIGN_UNSUPPORTED ? "unsupported"
-						  : "failed";
+	l->queue = skipped ? "skipped" : rc == EA_REALIGN_UNSUPPORTED ? "unsupported" : "failed";
 	report_stat(J->report, l->rule, l->id.dev, reason, 1);
 	/* The unsupported sum is the kernel's; the job failed all the same. */
 	if (reason == EA_STAT_FAIL_UNSUPPORTED)
@@ -468,10 +466,10 @@ void jobs_reap(struct jobs *J)
 			l->reason[0] = 0;
 			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
 				l->queue = "done";
-				report_stat(J->report, l->rule, l->id.dev,
-					    EA_STAT_REALIGNED_FILES, 1);
-				report_stat(J->report, l->rule, l->id.dev,
-					    EA_STAT_REALIGNED_BYTES, j->copied);
+				report_stat(J->report, l->rule, l->id.dev, EA_STAT_REALIGNED_FILES,
+					    1);
+				report_stat(J->report, l->rule, l->id.dev, EA_STAT_REALIGNED_BYTES,
+					    j->copied);
 				log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0,
 					 "realigned");
 			} else if (rc == EA_REALIGN_CANCELLED) {

@@ -71,22 +71,15 @@ void log_setup(struct ealog *l, const char *target, bool verbose)
 	l->max_level = verbose ? LOG_DEBUG : LOG_INFO;
 }
 
-void log_id(struct ealog *l, const char *msgid, int prio, const char *rule, const char *path,
-	    int err, const char *fmt, ...)
+/* log_at() with the message formatted already. */
+static void log_msg_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
+		       const char *rule, const char *path, int err, const char *msg)
 {
-	_cleanup_free_ char *msg = NULL;
 	char pre[8] = "";
-	va_list ap;
 	int saved = errno;
 
 	if (prio > l->max_level)
 		return;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (!msg)
-		goto out;
 
 	if (l->journal) {
 		char *f[7] = { 0 };
@@ -109,7 +102,8 @@ void log_id(struct ealog *l, const char *msgid, int prio, const char *rule, cons
 		if (ok) {
 			for (size_t i = 0; i < n; i++)
 				iov[i] = (struct iovec){ f[i], strlen(f[i]) };
-			int r = sd_journal_sendv(iov, (int)n);
+			int r = sd_journal_sendv_with_location(site->file, site->line, site->func,
+							       iov, (int)n);
 
 			/* journald gone (stopped, or a test): stderr still works. */
 			ok = r >= 0;
@@ -128,6 +122,24 @@ void log_id(struct ealog *l, const char *msgid, int prio, const char *rule, cons
 		rule ? ": " : "", path ? path : "", path ? ": " : "", msg, err ? ": " : "",
 		err ? strerror(-err) : "");
 out:
+	errno = saved;
+}
+
+void log_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
+	    const char *rule, const char *path, int err, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+	int saved = errno;
+
+	if (prio > l->max_level)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg)
+		log_msg_at(site, l, msgid, prio, rule, path, err, msg);
 	errno = saved;
 }
 
@@ -153,8 +165,9 @@ static const char *reason_msgid(enum ea_state_stat reason)
 	}
 }
 
-void report_error_id(struct report *rep, const char *msgid, enum ea_state_stat reason,
-		     const char *rule, dev_t dev, const char *path, int err, const char *fmt, ...)
+void report_error_at(const struct log_site *site, struct report *rep, const char *msgid,
+		     enum ea_state_stat reason, const char *rule, dev_t dev, const char *path,
+		     int err, const char *fmt, ...)
 {
 	struct ea_state_error *e = &rep->errors[rep->n_errors_total % ERROR_RING];
 	_cleanup_free_ char *msg = NULL;
@@ -164,7 +177,8 @@ void report_error_id(struct report *rep, const char *msgid, enum ea_state_stat r
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	log_id(&rep->log, msgid ? msgid : reason_msgid(reason), LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+	log_msg_at(site, &rep->log, msgid ? msgid : reason_msgid(reason), LOG_ERR, rule, path, err,
+		   msg ? msg : fmt);
 
 	if (reason < _EA_STAT_MAX) {
 		report_stat(rep, rule, dev, reason, 1);
@@ -255,8 +269,7 @@ static int stat_counter(enum ea_state_stat st)
 	}
 }
 
-void report_stat(struct report *rep, const char *rule, dev_t dev, enum ea_state_stat st,
-		 uint64_t n)
+void report_stat(struct report *rep, const char *rule, dev_t dev, enum ea_state_stat st, uint64_t n)
 {
 	struct report_key *k = report_key(rep, rule, dev);
 	int c = stat_counter(st);

@@ -37,8 +37,21 @@ void log_setup(struct ealog *l, const char *target, bool verbose);
 /* err is -errno or 0; rule, path and msgid may be NULL.  msgid is one of
  * message-ids.h, sent as MESSAGE_ID= to the journal.  Falls back to stderr,
  * once said so, when the journal goes away. */
-void log_id(struct ealog *l, const char *msgid, int prio, const char *rule, const char *path,
-	    int err, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+struct log_site {
+	const char *file; /* "CODE_FILE=daemon/apply.c", as sd-journal wants it */
+	const char *line; /* "CODE_LINE=123" */
+	const char *func;
+};
+#define LOG_STR_(x) #x
+#define LOG_STR(x)  LOG_STR_(x)
+#define LOG_SITE                                                                          \
+	(&(const struct log_site){ "CODE_FILE=" __FILE__, "CODE_LINE=" LOG_STR(__LINE__), \
+				   __func__ })
+/* The journal's CODE_FILE=, CODE_LINE= and CODE_FUNC= name the caller, not log.c. */
+void log_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
+	    const char *rule, const char *path, int err, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+#define log_id(...)				log_at(LOG_SITE, __VA_ARGS__)
 #define log_full(l, prio, rule, path, err, ...) log_id(l, NULL, prio, rule, path, err, __VA_ARGS__)
 
 /* ---- what the daemon counts and the errors it keeps (log.c) --------------- */
@@ -71,9 +84,10 @@ struct report {
  * _EA_STAT_MAX is an error of no rule's (a refused reload): only counted
  * in the errors.
  */
-void report_error_id(struct report *rep, const char *msgid, enum ea_state_stat reason,
-		     const char *rule, dev_t dev, const char *path, int err, const char *fmt, ...)
-	__attribute__((format(printf, 8, 9)));
+void report_error_at(const struct log_site *site, struct report *rep, const char *msgid,
+		     enum ea_state_stat reason, const char *rule, dev_t dev, const char *path,
+		     int err, const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+#define report_error_id(...) report_error_at(LOG_SITE, __VA_ARGS__)
 /* With the MESSAGE_ID of the reason. */
 #define report_error(rep, ...) report_error_id(rep, NULL, __VA_ARGS__)
 /* One more of c; the state file is due for a rewrite. */

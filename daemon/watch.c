@@ -341,7 +341,8 @@ static void fan_one(struct watch *w, const struct fan_event *ev)
 	if (dirfd < 0) {
 		if (errno != ESTALE && errno != ENOENT) /* the directory is gone already */
 			report_error(w->report, EA_STAT_FAIL_IO, NULL, fs->dev, fs->path,
-				     negative_errno(), "cannot open an event's directory by handle");
+				     negative_errno(),
+				     "cannot open an event's directory by handle");
 		return;
 	}
 	r = fd_path(dirfd, &dirpath);

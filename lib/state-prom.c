@@ -51,9 +51,8 @@ static bool is_pending(const struct ea_state_late *l)
  * state from a daemon before those stats has only the sum: one sample
  * without rule labels, legacy.
  */
-static void put_by_rule(FILE *f, const struct ea_state *s, const char *name,
-			enum ea_state_stat st, const char *label, const char *value,
-			uint64_t legacy)
+static void put_by_rule(FILE *f, const struct ea_state *s, const char *name, enum ea_state_stat st,
+			const char *label, const char *value, uint64_t legacy)
 {
 	if (!s->n_rule_stats) {
 		fputs(name, f);
@@ -156,8 +155,8 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 		    "inheritance", c[EA_CNT_FILES_INHERITED]);
 	put_family(f, "extalign_directories_hinted_total", "counter",
 		   "Directories given hint inheritance, by extalignd or by the kernel.");
-	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_HINTED, "by",
-		    "event", c[EA_CNT_DIRS_INHERIT]);
+	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_HINTED, "by", "event",
+		    c[EA_CNT_DIRS_INHERIT]);
 	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_INHERITED, "by",
 		    "inheritance", c[EA_CNT_DIRS_INHERITED]);
 	put_family(f, "extalign_late_files_total", "counter",
@@ -168,15 +167,15 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 	put_family(f, "extalign_late_files_pending", "gauge",
 		   "Late files that wait for realignment (listed, queued or running).");
 	if (s->n_rule_stats)
-		put_by_rule(f, s, "extalign_late_files_pending", EA_STAT_LATE_PENDING, NULL,
-			    NULL, 0);
+		put_by_rule(f, s, "extalign_late_files_pending", EA_STAT_LATE_PENDING, NULL, NULL,
+			    0);
 	else
 		put_pending_from_list(f, s);
 
 	put_family(f, "extalign_realigned_files_total", "counter",
 		   "Late files rewritten with their extents aligned.");
-	put_by_rule(f, s, "extalign_realigned_files_total", EA_STAT_REALIGNED_FILES, NULL,
-		    NULL, c[EA_CNT_JOBS_DONE]);
+	put_by_rule(f, s, "extalign_realigned_files_total", EA_STAT_REALIGNED_FILES, NULL, NULL,
+		    c[EA_CNT_JOBS_DONE]);
 	put_family(f, "extalign_realigned_bytes_total", "counter",
 		   "Data bytes the realignment jobs rewrote (holes excluded).");
 	put_by_rule(f, s, "extalign_realigned_bytes_total", EA_STAT_REALIGNED_BYTES, NULL, NULL,
@@ -200,8 +199,7 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 	}
 	put_family(f, "extalign_skipped_total", "counter",
 		   "Entries left alone on purpose: symlinks, hard links, devices, other mounts.");
-	put_by_rule(f, s, "extalign_skipped_total", EA_STAT_SKIPPED, NULL, NULL,
-		    c[EA_CNT_SKIPPED]);
+	put_by_rule(f, s, "extalign_skipped_total", EA_STAT_SKIPPED, NULL, NULL, c[EA_CNT_SKIPPED]);
 	put_counter(f, "extalign_event_overflows_total",
 		    "Event queue overflows (fanotify or inotify); each costs a rescan.",
 		    c[EA_CNT_OVERFLOWS]);

@@ -182,7 +182,7 @@ int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const
 }
 
 struct ea_state_rule_stats *ea_state_rule_stats(struct ea_state *s, const char *rule,
-						 const char *mountpoint)
+						const char *mountpoint)
 {
 	struct ea_state_rule_stats *v;
 

@@ -69,22 +69,22 @@ int ea_state_counter_from_name(const char *name);
  * failures by reason; EA_STAT_LATE_PENDING is a gauge, the others count.
  */
 enum ea_state_stat {
-	EA_STAT_FILES_HINTED,	 /* empty files hinted by us */
-	EA_STAT_FILES_INHERITED, /* files that got the hint from the kernel */
-	EA_STAT_DIRS_HINTED,	 /* directories given inheritance by us */
-	EA_STAT_DIRS_INHERITED,	 /* directories that already had it */
-	EA_STAT_FILES_LATE,	 /* found with data: realignment candidates */
-	EA_STAT_LATE_PENDING,	 /* gauge: late files not realigned (yet) */
-	EA_STAT_REALIGNED_FILES, /* realignment jobs that finished */
-	EA_STAT_REALIGNED_BYTES, /* data bytes they rewrote */
-	EA_STAT_SKIPPED,	 /* symlinks, hard links, devices, other mounts */
-	EA_STAT_FAIL_UNSUPPORTED, /* the kernel kept no hint */
-	EA_STAT_FAIL_HINT,	  /* setting the hint failed otherwise */
-	EA_STAT_FAIL_IO,	  /* a file or tree could not be opened, read, walked */
-	EA_STAT_FAIL_LATE_LIST,	  /* a late file not listed: queue full, no memory */
-	EA_STAT_FAIL_REALIGN,	  /* a realignment job failed */
+	EA_STAT_FILES_HINTED,	      /* empty files hinted by us */
+	EA_STAT_FILES_INHERITED,      /* files that got the hint from the kernel */
+	EA_STAT_DIRS_HINTED,	      /* directories given inheritance by us */
+	EA_STAT_DIRS_INHERITED,	      /* directories that already had it */
+	EA_STAT_FILES_LATE,	      /* found with data: realignment candidates */
+	EA_STAT_LATE_PENDING,	      /* gauge: late files not realigned (yet) */
+	EA_STAT_REALIGNED_FILES,      /* realignment jobs that finished */
+	EA_STAT_REALIGNED_BYTES,      /* data bytes they rewrote */
+	EA_STAT_SKIPPED,	      /* symlinks, hard links, devices, other mounts */
+	EA_STAT_FAIL_UNSUPPORTED,     /* the kernel kept no hint */
+	EA_STAT_FAIL_HINT,	      /* setting the hint failed otherwise */
+	EA_STAT_FAIL_IO,	      /* a file or tree could not be opened, read, walked */
+	EA_STAT_FAIL_LATE_LIST,	      /* a late file not listed: queue full, no memory */
+	EA_STAT_FAIL_REALIGN,	      /* a realignment job failed */
 	EA_STAT_FAIL_REALIGN_SKIPPED, /* a realignment job refused the file */
-	EA_STAT_FAIL_WATCH,	  /* a mark or watch could not be placed, events lost */
+	EA_STAT_FAIL_WATCH,	      /* a mark or watch could not be placed, events lost */
 	_EA_STAT_MAX,
 };
 #define EA_STAT_FAIL_FIRST EA_STAT_FAIL_UNSUPPORTED
@@ -156,7 +156,7 @@ int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const
 		      const char *queue);
 /* The entry of rule and mountpoint, added with zeros when missing; NULL on ENOMEM. */
 struct ea_state_rule_stats *ea_state_rule_stats(struct ea_state *s, const char *rule,
-						 const char *mountpoint);
+						const char *mountpoint);
 /* The job details of the last late entry; -EINVAL when there is none. */
 int ea_state_set_job(struct ea_state *s, const char *reason, uint64_t done, uint64_t total);
 

@@ -64,14 +64,16 @@ late=$(id_of LATE_FILE) refused=$(id_of RELOAD_REFUSED)
 [ -n "$late" ] && [ -n "$refused" ] || fail "IDs missing from message-ids.h"
 wait_until 5 has_id "$late" || { jctl -o export | tail -40; fail "no entry with the late file's MESSAGE_ID"; }
 fields "$late" >"$WORK/late"
-for f in "SYSLOG_IDENTIFIER=extalignd" "_PID=$DAEMON_PID" "RULE=ev" "PATH=$M/ev/late" "PRIORITY=6"; do
+# CODE_FILE= and CODE_FUNC= name where the message is made, not the logger.
+for f in "SYSLOG_IDENTIFIER=extalignd" "_PID=$DAEMON_PID" "RULE=ev" "PATH=$M/ev/late" "PRIORITY=6" \
+	"CODE_FILE=daemon/apply.c" "CODE_FUNC=list_late"; do
 	grep -qx "$f" "$WORK/late" || { cat "$WORK/late"; fail "late file entry: no $f"; }
 done
 echo "[rule broken" >>"$CONF"
 kill -HUP "$DAEMON_PID"
 wait_until 5 has_id "$refused" || { jctl -o export | tail -40; fail "no entry with the refused reload's MESSAGE_ID"; }
 fields "$refused" >"$WORK/refused"
-for f in "_PID=$DAEMON_PID" "PATH=$CONF" "PRIORITY=3"; do
+for f in "_PID=$DAEMON_PID" "PATH=$CONF" "PRIORITY=3" "CODE_FILE=daemon/main.c" "CODE_FUNC=reload"; do
 	grep -qx "$f" "$WORK/refused" || { cat "$WORK/refused"; fail "refused reload entry: no $f"; }
 done
 # Routine messages have no ID.
