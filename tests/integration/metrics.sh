@@ -71,6 +71,7 @@ CONF
 # A small fanotify queue, read when the daemon makes its group: a storm
 # later overflows it.
 echo 64 >"$Q"
+t0=$(date +%s)
 start_daemon "$CONF"
 echo "$old_q" >"$Q"
 wait_until 5 grep -q 'STATUS=running' "$NLOG" || fail "daemon not running"
@@ -103,6 +104,13 @@ is "extalign_directories_hinted_total{$(lab db "$mx"),by=\"event\"}" 1
 is extalign_event_overflows_total 0
 is extalign_rescans_total 0
 is extalign_reloads_total 0
+is extalign_rules 5
+is extalign_daemon_running 1
+started=$(metric "$WORK/status.prom" extalign_daemon_start_time_seconds)
+[ "${started%.*}" -ge "$t0" ] && [ "${started%.*}" -le "$(date +%s)" ] ||
+	fail "start time $started is not when the daemon started ($t0)"
+updated=$(metric "$WORK/status.prom" extalign_state_updated_time_seconds)
+events0=$(metric "$WORK/status.prom" extalign_events_total)
 
 # Hinted on events, by inheritance (a file and a directory), a late file
 # with data, a symlink left alone, a hint the ext4 kernel drops.
@@ -125,6 +133,11 @@ is "extalign_late_files_total{$(lab ev "$mx")}" 1
 is "extalign_late_files_pending{$(lab ev "$mx")}" 1
 is "extalign_skipped_total{$(lab ev "$mx")}" 1
 [ "$ext4_keeps" = 1 ] || is "extalign_failures_total{$(lab e "$me"),reason=\"unsupported\"}" 1
+# Eight names made in the rules' trees: at least as many events; a newer state.
+v=$(metric "$WORK/status.prom" extalign_events_total)
+[ "$v" -ge $((events0 + 8)) ] || fail "events went from $events0 to $v for 8 new names"
+v=$(metric "$WORK/status.prom" extalign_state_updated_time_seconds)
+awk -v a="$v" -v b="$updated" 'BEGIN { exit !(a > b) }' || fail "state time did not advance ($updated, $v)"
 # The sums agree with the state's global counters.
 status_json >"$WORK/status.json"
 js() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counters"][sys.argv[2]])' "$WORK/status.json" "$1"; }
