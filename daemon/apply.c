@@ -368,6 +368,10 @@ void apply_name(struct apply *a, const struct new_name *n)
 	/* O_PATH took no lease break; a real open of a job's file would. */
 	if (busy(a, st.st_dev, st.st_ino))
 		return;
+	/* A job's rewritten file, renamed into place: has its hint, is no news. */
+	if (S_ISREG(st.st_mode) && a->hooks.replaced &&
+	    a->hooks.replaced(a->hooks.userdata, (struct file_id){ st.st_dev, st.st_ino }, path))
+		return;
 	if (S_ISDIR(st.st_mode)) {
 		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	} else {

@@ -40,6 +40,7 @@ struct job {
 	bool ended;    /* the child's outcome came, in rc */
 	int rc;
 	uint64_t copied;
+	uint64_t ino_after;
 	dev_t disk;
 };
 
@@ -51,7 +52,8 @@ struct job_msg {
 	int32_t rc;
 	int32_t phase; /* enum ea_realign_phase */
 	uint64_t done, total;
-	uint64_t copied; /* final: data bytes the job rewrote */
+	uint64_t copied;    /* final: data bytes the job rewrote */
+	uint64_t ino_after; /* final: the inode now under the name */
 };
 
 struct disk_sample {
@@ -66,6 +68,10 @@ struct jobs {
 	struct late_list *late;
 	struct report *report;
 	bool no_realign;
+	/* The inodes jobs put under their files' names, until the rename's
+	 * event came: the daemon's own work, not a new file. */
+	struct file_id replaced[64];
+	size_t n_replaced;
 	size_t *queue; /* indices into the late list, oldest first */
 	size_t n_queue;
 	struct job *run;
@@ -278,7 +284,7 @@ static void child_progress(void *userdata, const struct ea_realign_progress *p)
  * call resolves one last component, and check it is still the late file.
  */
 static int child_run(const struct jobs *J, const struct late_file *l, struct child_ctx *ctx,
-		     uint64_t *copied)
+		     uint64_t *copied, uint64_t *ino_after)
 {
 	_cleanup_free_ char *dir = strdup(l->path);
 	_cleanup_close_ int dfd = -1;
@@ -326,6 +332,7 @@ static int child_run(const struct jobs *J, const struct late_file *l, struct chi
 	if (ea_realign_file(base, &o, &res) < 0)
 		return -EINVAL;
 	*copied = res.bytes_copied;
+	*ino_after = res.ino_after;
 	return (int)res.outcome;
 }
 
@@ -361,7 +368,7 @@ static void job_start(struct jobs *J, size_t qi, dev_t disk)
 		close(cancel[1]);
 		close(result[0]);
 		fcntl(result[1], F_SETFL, O_NONBLOCK);
-		m.rc = child_run(J, l, &ctx, &m.copied);
+		m.rc = child_run(J, l, &ctx, &m.copied, &m.ino_after);
 		/* The outcome must get through: wait for room now. */
 		fcntl(result[1], F_SETFL, 0);
 		if (write(result[1], &m, sizeof(m)) != sizeof(m))
@@ -406,6 +413,7 @@ static void job_drain(struct jobs *J, struct job *j)
 			j->ended = true;
 			j->rc = m.rc;
 			j->copied = m.copied;
+			j->ino_after = m.ino_after;
 			return;
 		}
 		snprintf(l->reason, sizeof(l->reason), "%s",
@@ -421,6 +429,14 @@ void jobs_progress(struct jobs *J)
 	for (size_t i = 0; i < J->n_run; i++)
 		if (!J->run[i].ended)
 			job_drain(J, &J->run[i]);
+}
+
+/* The oldest is forgotten first: its event came long ago. */
+static void remember_replaced(struct jobs *J, dev_t dev, uint64_t ino)
+{
+	if (!ino)
+		return;
+	J->replaced[J->n_replaced++ % ARRAY_SIZE(J->replaced)] = (struct file_id){ dev, ino };
 }
 
 /* A job that ended without realigning: counted by reason, logged for the
@@ -472,6 +488,7 @@ void jobs_reap(struct jobs *J)
 					    j->copied);
 				log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0,
 					 "realigned");
+				remember_replaced(J, l->id.dev, j->ino_after);
 			} else if (rc == EA_REALIGN_CANCELLED) {
 				l->queue = "queued";
 				jobs_queue(J, j->late);
@@ -513,6 +530,27 @@ bool jobs_running_on(const struct jobs *J, struct file_id id)
 
 		if (l->id.dev == id.dev && l->id.ino == id.ino)
 			return true;
+	}
+	return false;
+}
+
+bool jobs_replaced(struct jobs *J, struct file_id id, const char *path)
+{
+	size_t n;
+
+	if (!J)
+		return false;
+	n = J->n_replaced < ARRAY_SIZE(J->replaced) ? J->n_replaced : ARRAY_SIZE(J->replaced);
+	/* Still running: its rename may come before its outcome. */
+	for (size_t i = 0; i < J->n_run; i++)
+		if (!strcmp(J->late->v[J->run[i].late].path, path))
+			return true;
+	for (size_t i = 0; i < n; i++) {
+		if (J->replaced[i].dev == id.dev && J->replaced[i].ino == id.ino) {
+			/* One rename, one event: later ones are the users'. */
+			J->replaced[i] = (struct file_id){ 0, 0 };
+			return true;
+		}
 	}
 	return false;
 }

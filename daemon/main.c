@@ -593,6 +593,13 @@ static bool file_busy(void *userdata, struct file_id id)
 	return jobs_running_on(d->jobs, id);
 }
 
+static bool job_replaced(void *userdata, struct file_id id, const char *path)
+{
+	struct daemon *d = userdata;
+
+	return jobs_replaced(d->jobs, id, path);
+}
+
 static void dir_seen(void *userdata, int dirfd, const char *path)
 {
 	struct daemon *d = userdata;
@@ -626,6 +633,7 @@ static void wire(struct daemon *d)
 	d->apply.hooks = (struct apply_hooks){
 		.userdata = d,
 		.busy = file_busy,
+		.replaced = job_replaced,
 		.dir_seen = dir_seen,
 		.late_listed = late_listed,
 		.fs_of = fs_of,

@@ -161,6 +161,8 @@ wait_until 5 counter_at_least files_late 4 || { cat "$DLOG"; fail "fourth late f
 snap
 is "extalign_realigned_files_total{$(lab rl "$mx")}" 1
 is "extalign_realigned_bytes_total{$(lab rl "$mx")}" 262144
+# The job's rename of its copy over the name is no file that inherited.
+is "extalign_files_hinted_total{$(lab rl "$mx"),by=\"inheritance\"}" 0
 is "extalign_failures_total{$(lab rl "$mx"),reason=\"realign_skipped\"}" 1
 is "extalign_late_files_pending{$(lab rl "$mx")}" 0
 is "extalign_late_files_total{$(lab ev "$mx")}" 2
