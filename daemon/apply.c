@@ -497,7 +497,11 @@ void apply_rescan(struct apply *a, bool overflow)
 				report_error_id(a->report, MSGID_RULE_DIR_UNSAFE,
 						EA_STAT_FAIL_WATCH, NULL, 0, p->watch[i].path, fd,
 						"a symlink in the watched path, not scanned");
-			continue; /* not there (yet): its creation will be an event */
+			else if (fd == -ENOENT)
+				log_id(&a->report->log, MSGID_RULE_DIR_MISSING, LOG_NOTICE, NULL,
+				       p->watch[i].path, 0,
+				       "does not exist: nothing to scan, its creation will be seen");
+			continue; /* its creation will be an event */
 		}
 		if (fstat(fd, &st) < 0)
 			continue;

@@ -17,6 +17,8 @@
 #define MSGID_ALREADY_RUNNING "f5e96ead4490416699a2b67a108d71d8"
 /* A rule's tree is unsafe: a symlink on its path, or a file outside it. */
 #define MSGID_RULE_DIR_UNSAFE "5fe8805bc4da404ab62022741da43cfd"
+/* A rule's tree does not exist (at start, reload or rescan). */
+#define MSGID_RULE_DIR_MISSING "c449111b3e2e43f199893724a1dbc170"
 /* A tree cannot be watched: mark, watch or event reading failed. */
 #define MSGID_WATCH_FAILED "8c4b015d77874dcd8477687ef1fd4f1b"
 /* The event queue overflowed: the trees are walked again. */

@@ -55,7 +55,12 @@ M=$(mkfs_mount xfs 300)
 mkdir -p "$M/ev" "$M/out"
 CONF=$WORK/extalign.conf
 printf '[rule ev]\ndirectory = %s\nextsize = 128k\ninherit = no\n' "$M/ev" >"$CONF"
+# A rule whose directory is not there: said at the start-up scan.
+printf '[rule gone]\ndirectory = %s\nextsize = 64k\n' "$M/gone" >>"$CONF"
 start_daemon "$CONF" --log-target journal
+missing=$(id_of RULE_DIR_MISSING)
+wait_until 5 has_id "$missing" || { jctl -o export | tail -40; fail "no entry for the missing rule directory"; }
+fields "$missing" | grep -qx "PATH=$M/gone" || { fields "$missing"; fail "missing directory: no PATH="; }
 
 # A late file and a refused reload: each an entry with its ID and fields.
 dd if=/dev/urandom of="$M/out/data" bs=64k count=2 status=none
@@ -77,8 +82,13 @@ for f in "_PID=$DAEMON_PID" "PATH=$CONF" "PRIORITY=3" "CODE_FILE=daemon/main.c" 
 	grep -qx "$f" "$WORK/refused" || { cat "$WORK/refused"; fail "refused reload entry: no $f"; }
 done
 # Routine messages have no ID.
-[ -z "$(jctl -o export MESSAGE='watching 1 filesystems with fanotify for 1 rules' | grep '^MESSAGE_ID=')" ] ||
-	fail "a routine message has a MESSAGE_ID"
+jctl -o export MESSAGE='watching 1 filesystems with fanotify for 2 rules' >"$WORK/routine"
+grep -q '^SYSLOG_IDENTIFIER=extalignd$' "$WORK/routine" || { jctl -o export | tail -40; fail "no start-up message"; }
+grep -q '^MESSAGE_ID=' "$WORK/routine" && fail "a routine message has a MESSAGE_ID"
+# Made now: its files are hinted after all.
+mkdir "$M/gone"
+touch "$M/gone/f"
+expect_extsize "$M/gone/f" 65536
 
 # journalctl -x: the catalog's explanation, the entry's path filled in.
 jctl -x "MESSAGE_ID=$refused" >"$WORK/x"
