@@ -73,6 +73,7 @@ for i in $(seq 1 50); do echo data >"$M/ev/race.$i"; done
 # Counted again (up to 40 times) until none is missing: a loaded machine
 # delays the events and the state file (written at most twice a second).
 count_race() {
+	local i
 	status_json >"$WORK/status.json"
 	hinted=0 lost=0
 	for i in $(seq 1 50); do
