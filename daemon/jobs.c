@@ -489,6 +489,10 @@ void jobs_reap(struct jobs *J)
 				log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0,
 					 "realigned");
 				remember_replaced(J, l->id.dev, j->ino_after);
+				/* The old inode is freed: its number may come back
+				 * for a new late file, which must not look seen. */
+				if (j->ino_after && j->ino_after != l->id.ino)
+					late_forget(J->late, l->id);
 			} else if (rc == EA_REALIGN_CANCELLED) {
 				l->queue = "queued";
 				jobs_queue(J, j->late);
