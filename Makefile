@@ -30,6 +30,9 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 # systemd reads units from /usr/local/lib/systemd/system and, on Debian 12,
 # /lib/systemd/system (what systemd.pc says) for the /usr prefix.
 UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system),$(PREFIX)/lib/systemd/system)
+# journalctl --update-catalog reads /usr/lib/systemd/catalog and
+# /usr/local/lib/systemd/catalog (also on Debian 12, merged /usr or not).
+CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
 
 # Quiet by default, like automake's silent rules; V=1 shows every command.
 V ?= 0
@@ -140,6 +143,7 @@ install: $(PROGRAMS)
 	$(Q)$(INSTALL) -Dm644 etc/extalign.conf.5 $(DESTDIR)$(MANDIR)/man5/extalign.conf.5
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm755 $(B)/extalignd $(DESTDIR)$(SBINDIR)/extalignd)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8)
+	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.catalog $(DESTDIR)$(CATALOGDIR)/extalignd.catalog)
 	$(Q)$(foreach u,$(wildcard etc/*.service etc/*.timer),\
 		$(INSTALL) -d $(DESTDIR)$(UNITDIR) && \
 		sed -e '$(UNIT_EXEC_FIX)' $(u) >$(DESTDIR)$(UNITDIR)/$(notdir $(u)).tmp && \
@@ -160,6 +164,7 @@ uninstall:
 	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/extalign $(DESTDIR)$(SBINDIR)/extalignd \
 		$(DESTDIR)$(MANDIR)/man8/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8 \
 		$(DESTDIR)$(MANDIR)/man5/extalign.conf.5 $(DESTDIR)$(BASHCOMPDIR)/extalign \
+		$(DESTDIR)$(CATALOGDIR)/extalignd.catalog \
 		$(foreach u,$(wildcard etc/*.service etc/*.timer),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(CONF).new
 	$(Q)if cmp -s etc/extalign.conf $(CONF); then rm -f $(CONF); \

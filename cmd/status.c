@@ -15,13 +15,16 @@
 
 static void usage(FILE *out)
 {
-	fputs("Usage: extalign status [--json|--format FORMAT] [--state-dir DIR]\n\n"
+	fputs("Usage: extalign status [--json|--format FORMAT] [--state-dir DIR] [--sysroot "
+	      "DIR]\n\n"
 	      "Show what extalignd is doing: rules, watched filesystems, counters,\n"
 	      "the last errors and the files waiting for realignment.\n\n"
 	      "  -J, --json            JSON output (same as --format=json)\n"
 	      "      --format FORMAT   text, json or prometheus (the text exposition\n"
 	      "                        format of node_exporter's textfile collector)\n"
 	      "      --state-dir DIR   read DIR/state instead of " EA_STATE_DIR "/state\n"
+	      "      --sysroot DIR     prometheus: the devices' atomic write units from\n"
+	      "                        DIR/sys instead of /sys\n"
 	      "  -h, --help            this text\n",
 	      out);
 }
@@ -83,7 +86,20 @@ static void print_json(const struct ea_state *s, bool alive)
 	printf(",\"rules\":%u,\"counters\":{", s->rules);
 	for (int i = 0; i < _EA_CNT_MAX; i++)
 		printf("%s\"%s\":%" PRIu64, i ? "," : "", ea_state_counter_name(i), s->counters[i]);
-	fputs("},\"marks\":[", stdout);
+	/* Per rule and filesystem: what the metrics label rule and mountpoint. */
+	fputs("},\"by_rule\":[", stdout);
+	for (size_t i = 0; i < s->n_rule_stats; i++) {
+		const struct ea_state_rule_stats *rs = &s->rule_stats[i];
+
+		fputs(i ? ",{\"rule\":" : "{\"rule\":", stdout);
+		json_str(rs->rule);
+		fputs(",\"mountpoint\":", stdout);
+		json_str(rs->mountpoint);
+		for (int k = 0; k < _EA_STAT_MAX; k++)
+			printf(",\"%s\":%" PRIu64, ea_state_stat_name(k), rs->v[k]);
+		putchar('}');
+	}
+	fputs("],\"marks\":[", stdout);
 	for (size_t i = 0; i < s->n_marks; i++) {
 		fputs(i ? ",{\"path\":" : "{\"path\":", stdout);
 		json_str(s->marks[i].path);
@@ -126,14 +142,14 @@ static void print_json(const struct ea_state *s, bool alive)
 	fputs("]}\n", stdout);
 }
 
-static int print_prometheus(const struct ea_state *s, bool alive)
+static int print_prometheus(const struct ea_state *s, bool alive, const char *sysroot)
 {
 	_cleanup_free_ struct ea_prom_bdev *bdevs = NULL;
 	size_t n = 0;
 	int r;
 
 	/* The devices are extra: without sysfs the counters still come out. */
-	r = ea_state_mark_bdevs(s, NULL, &bdevs, &n);
+	r = ea_state_mark_bdevs(s, sysroot, &bdevs, &n);
 	if (r < 0)
 		warnx("status: cannot read the block devices: %s", strerror(-r));
 	r = ea_state_write_prometheus(stdout, s, alive, bdevs, n);
@@ -183,8 +199,8 @@ static void print_text(const struct ea_state *s, bool alive)
 	       s->last_reload && !strcmp(s->last_reload, "refused")
 		       ? ", the last one refused: old rules in use"
 		       : "");
-	printf("realigned: %" PRIu64 " (%" PRIu64 " failed)\n", c[EA_CNT_JOBS_DONE],
-	       c[EA_CNT_JOBS_FAILED]);
+	printf("realigned: %" PRIu64 " files, %" PRIu64 " bytes (%" PRIu64 " failed)\n",
+	       c[EA_CNT_JOBS_DONE], c[EA_CNT_BYTES_REALIGNED], c[EA_CNT_JOBS_FAILED]);
 	if (s->n_errors)
 		puts("\nLast errors:");
 	for (size_t i = 0; i < s->n_errors; i++) {
@@ -218,10 +234,11 @@ int cmd_status(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "format", required_argument, NULL, 'F' },
+		{ "sysroot", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dir = EA_STATE_DIR;
+	const char *dir = EA_STATE_DIR, *sysroot = NULL;
 	struct ea_state s = { 0 };
 	_cleanup_close_ int dfd = -1;
 	enum { FMT_TEXT, FMT_JSON, FMT_PROMETHEUS } format = FMT_TEXT;
@@ -251,6 +268,9 @@ int cmd_status(int argc, char **argv)
 			break;
 		case 'S':
 			dir = optarg;
+			break;
+		case 'R':
+			sysroot = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -291,7 +311,7 @@ int cmd_status(int argc, char **argv)
 	}
 	alive = daemon_alive(s.pid);
 	if (format == FMT_PROMETHEUS)
-		r = print_prometheus(&s, alive);
+		r = print_prometheus(&s, alive, sysroot);
 	else if (json)
 		print_json(&s, alive);
 	else

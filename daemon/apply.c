@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "apply.h"
+#include "message-ids.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
@@ -100,16 +101,17 @@ static void list_late(struct apply *a, const struct stat *st, const struct ea_ru
 		     a->policy->daemon.realign_queue_max, &index);
 	if (r == 0)
 		return; /* already listed (a rescan meets it again) */
-	report_count(a->report, EA_CNT_FILES_LATE);
-	log_full(&a->report->log, LOG_INFO, rule->name, path, 0,
-		 "has data already, hint not set: listed for realignment");
+	report_stat(a->report, rule->name, st->st_dev, EA_STAT_FILES_LATE, 1);
+	log_id(&a->report->log, MSGID_LATE_FILE, LOG_INFO, rule->name, path, 0,
+	       "has data already, hint not set: listed for realignment");
 	if (r == -ENOSPC) {
-		report_error(a->report, rule->name, path, r,
+		report_error(a->report, EA_STAT_FAIL_LATE_LIST, rule->name, st->st_dev, path, r,
 			     "realignment queue full, late file not listed");
 		return;
 	}
 	if (r < 0) {
-		report_error(a->report, rule->name, path, r, "late file not listed");
+		report_error(a->report, EA_STAT_FAIL_LATE_LIST, rule->name, st->st_dev, path, r,
+			     "late file not listed");
 		return;
 	}
 	if (rule->realign && a->policy->daemon.realign && !a->no_realign && a->hooks.late_listed)
@@ -193,17 +195,21 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 	if (r < 0) {
 		if (r == -ENOTTY || r == -EOPNOTSUPP || r == -EINVAL) {
 			if (count)
-				report_count(a->report, EA_CNT_UNSUPPORTED);
-			log_full(&a->report->log, warn_once(a, st->st_dev, NULL), NULL, path, r,
-				 "filesystem has no fsxattr, no hint possible");
+				report_stat(a->report, NULL, st->st_dev, EA_STAT_FAIL_UNSUPPORTED,
+					    1);
+			log_id(&a->report->log, MSGID_HINT_UNSUPPORTED,
+			       warn_once(a, st->st_dev, NULL), NULL, path, r,
+			       "filesystem has no fsxattr, no hint possible");
 		} else {
-			report_error(a->report, NULL, path, r, "cannot read the file's attributes");
+			report_error(a->report, EA_STAT_FAIL_IO, NULL, st->st_dev, path, r,
+				     "cannot read the file's attributes");
 		}
 		return;
 	}
 	r = ea_policy_lookup(a->policy, path, is_dir, fsx.fsx_projid, &rule, NULL);
 	if (r < 0) {
-		report_error(a->report, NULL, path, r, "rule lookup failed");
+		report_error(a->report, EA_STAT_FAIL_IO, NULL, st->st_dev, path, r,
+			     "rule lookup failed");
 		return;
 	}
 	if (!rule)
@@ -212,9 +218,9 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 	if (rule->kind == EA_RULE_DIRECTORY && (parentfd >= 0 || is_dir)) {
 		r = dir_is_under(is_dir ? fd : parentfd, rule->directory);
 		if (r <= 0) {
-			a->report->counters[EA_CNT_SKIPPED]++;
-			log_full(&a->report->log, LOG_WARNING, rule->name, path, r,
-				 "not inside the rule's directory on disk, left alone");
+			report_stat(a->report, rule->name, st->st_dev, EA_STAT_SKIPPED, 1);
+			log_id(&a->report->log, MSGID_RULE_DIR_UNSAFE, LOG_WARNING, rule->name,
+			       path, r, "not inside the rule's directory on disk, left alone");
 			return;
 		}
 	}
@@ -225,15 +231,15 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 	if (has_hint(&fsx, is_dir, &h)) {
 		/* The kernel gave it the hint at creation: the race-free path. */
 		if (count)
-			report_count(a->report,
-				     is_dir ? EA_CNT_DIRS_INHERITED : EA_CNT_FILES_INHERITED);
+			report_stat(a->report, rule->name, st->st_dev,
+				    is_dir ? EA_STAT_DIRS_INHERITED : EA_STAT_FILES_INHERITED, 1);
 		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint already in place");
 		goto descend;
 	}
 	if (!is_dir) {
 		if (st->st_nlink != 1) {
 			/* A second name of some other file: never ours to change. */
-			a->report->counters[EA_CNT_SKIPPED]++;
+			report_stat(a->report, rule->name, st->st_dev, EA_STAT_SKIPPED, 1);
 			log_full(&a->report->log, LOG_WARNING, rule->name, path, 0,
 				 "has %ju hard links, left alone", (uintmax_t)st->st_nlink);
 			return;
@@ -262,15 +268,17 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 		}
 	}
 	if (r == 0) {
-		a->report->counters[is_dir ? EA_CNT_DIRS_INHERIT : EA_CNT_FILES_HINTED]++;
+		report_stat(a->report, rule->name, st->st_dev,
+			    is_dir ? EA_STAT_DIRS_HINTED : EA_STAT_FILES_HINTED, 1);
 		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint set");
 	} else if (r == -EOPNOTSUPP) {
 		if (count)
-			report_count(a->report, EA_CNT_UNSUPPORTED);
-		log_full(&a->report->log, warn_once(a, st->st_dev, rule->name), rule->name, path, 0,
-			 "unsupported: the %s kernel accepted the hint but kept nothing%s",
-			 fs ? fs->fstype : "filesystem's",
-			 dropped & EA_DROPPED_FORCEALIGN ? " (forcealign)" : "");
+			report_stat(a->report, rule->name, st->st_dev, EA_STAT_FAIL_UNSUPPORTED, 1);
+		log_id(&a->report->log, MSGID_HINT_UNSUPPORTED,
+		       warn_once(a, st->st_dev, rule->name), rule->name, path, 0,
+		       "unsupported: the %s kernel accepted the hint but kept nothing%s",
+		       fs ? fs->fstype : "filesystem's",
+		       dropped & EA_DROPPED_FORCEALIGN ? " (forcealign)" : "");
 		return;
 	} else if (!is_dir && r == -EINVAL) {
 		struct stat now;
@@ -280,10 +288,12 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 			list_late(a, &now, rule, path, &h);
 			return;
 		}
-		report_error(a->report, rule->name, path, r, "setting the hint failed");
+		report_error(a->report, EA_STAT_FAIL_HINT, rule->name, st->st_dev, path, r,
+			     "setting the hint failed");
 		return;
 	} else {
-		report_error(a->report, rule->name, path, r, "setting the hint failed");
+		report_error(a->report, EA_STAT_FAIL_HINT, rule->name, st->st_dev, path, r,
+			     "setting the hint failed");
 		return;
 	}
 
@@ -327,28 +337,40 @@ void apply_name(struct apply *a, const struct new_name *n)
 	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		if (errno != ENOENT) /* removed since the event: fine */
-			report_error(a->report, NULL, path, negative_errno(), "cannot open");
+			report_error(a->report, EA_STAT_FAIL_IO, NULL, fs ? fs->dev : 0, path,
+				     negative_errno(), "cannot open");
 		return;
 	}
 	if (fstat(pfd, &st) < 0) {
-		report_error(a->report, NULL, path, negative_errno(), "cannot stat");
+		report_error(a->report, EA_STAT_FAIL_IO, NULL, fs ? fs->dev : 0, path,
+			     negative_errno(), "cannot stat");
 		return;
 	}
 	if (S_ISLNK(st.st_mode) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
 		/* Only count what some rule would have covered. */
 		if (ea_policy_dir_cover(a->policy, path) == EA_DIR_INSIDE) {
-			report_count(a->report, EA_CNT_SKIPPED);
+			const struct ea_rule *rule = NULL;
+
+			/* The rule its name would have had (project rules need an
+			 * inode, which a symlink's is not). */
+			(void)ea_policy_lookup(a->policy, path, false, 0, &rule, NULL);
+			report_stat(a->report, rule ? rule->name : NULL, st.st_dev, EA_STAT_SKIPPED,
+				    1);
 			log_full(&a->report->log, LOG_INFO, NULL, path, 0, "%s, not followed",
 				 S_ISLNK(st.st_mode) ? "a symlink" : "not a file or directory");
 		}
 		return;
 	}
 	if (fs && st.st_dev != fs->dev) {
-		a->report->counters[EA_CNT_SKIPPED]++;
+		report_stat(a->report, NULL, fs->dev, EA_STAT_SKIPPED, 1);
 		return; /* a mount point: another filesystem, another mark */
 	}
 	/* O_PATH took no lease break; a real open of a job's file would. */
 	if (busy(a, st.st_dev, st.st_ino))
+		return;
+	/* A job's rewritten file, renamed into place: has its hint, is no news. */
+	if (S_ISREG(st.st_mode) && a->hooks.replaced &&
+	    a->hooks.replaced(a->hooks.userdata, (struct file_id){ st.st_dev, st.st_ino }, path))
 		return;
 	if (S_ISDIR(st.st_mode)) {
 		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -363,16 +385,18 @@ void apply_name(struct apply *a, const struct new_name *n)
 		if (errno == EWOULDBLOCK) {
 			/* Somebody holds a lease on it: in use, so not new and
 			 * empty; O_NONBLOCK kept us from waiting for the break. */
-			a->report->counters[EA_CNT_SKIPPED]++;
+			report_stat(a->report, NULL, st.st_dev, EA_STAT_SKIPPED, 1);
 			log_full(&a->report->log, LOG_INFO, NULL, path, -EWOULDBLOCK,
 				 "leased, left alone");
 		} else if (errno != ENOENT) {
-			report_error(a->report, NULL, path, negative_errno(), "cannot open");
+			report_error(a->report, EA_STAT_FAIL_IO, NULL, st.st_dev, path,
+				     negative_errno(), "cannot open");
 		}
 		return;
 	}
 	if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
-		report_error(a->report, NULL, path, -ESTALE, "changed while being opened");
+		report_error(a->report, EA_STAT_FAIL_IO, NULL, st.st_dev, path, -ESTALE,
+			     "changed while being opened");
 		return;
 	}
 	apply_fd(a, fs, dirfd, fd, &st2, path, o);
@@ -437,7 +461,8 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 		break;
 	case EA_WALK_ERROR:
 		if (e->err != -ENOENT)
-			report_error(c->a->report, NULL, e->path, e->err, "cannot scan");
+			report_error(c->a->report, EA_STAT_FAIL_IO, NULL, c->fs ? c->fs->dev : 0,
+				     e->path, e->err, "cannot scan");
 		break;
 	}
 	return 0;
@@ -451,7 +476,8 @@ static bool walk_tree(struct apply *a, const struct fsmark *fs, int dirfd, const
 	int r = ea_walk_filtered(dirfd, path, walk_may_open, walk_cb, &c);
 
 	if (r < 0)
-		report_error(a->report, NULL, path, r, "scan failed");
+		report_error(a->report, EA_STAT_FAIL_IO, NULL, fs ? fs->dev : 0, path, r,
+			     "scan failed");
 	return r != WALK_STOPPED;
 }
 
@@ -468,9 +494,14 @@ void apply_rescan(struct apply *a, bool overflow)
 
 		if (fd < 0) {
 			if (fd == -ELOOP)
-				report_error(a->report, NULL, p->watch[i].path, fd,
-					     "a symlink in the watched path, not scanned");
-			continue; /* not there (yet): its creation will be an event */
+				report_error_id(a->report, MSGID_RULE_DIR_UNSAFE,
+						EA_STAT_FAIL_WATCH, NULL, 0, p->watch[i].path, fd,
+						"a symlink in the watched path, not scanned");
+			else if (fd == -ENOENT)
+				log_id(&a->report->log, MSGID_RULE_DIR_MISSING, LOG_NOTICE, NULL,
+				       p->watch[i].path, 0,
+				       "does not exist: nothing to scan, its creation will be seen");
+			continue; /* its creation will be an event */
 		}
 		if (fstat(fd, &st) < 0)
 			continue;

@@ -21,6 +21,8 @@ struct apply_hooks {
 	/* Is a realignment job rewriting this file?  Opening it would break
 	 * the job's lease. */
 	bool (*busy)(void *userdata, struct file_id id);
+	/* Did a realignment job put this file under its name? */
+	bool (*replaced)(void *userdata, struct file_id id, const char *path);
 	/* A directory inside a tree was met or made (inotify must watch it). */
 	void (*dir_seen)(void *userdata, int dirfd, const char *path);
 	/* The late file at index asks to be realigned. */

@@ -156,6 +156,40 @@ int id_set_add(struct id_set *s, struct file_id id)
 	return 1;
 }
 
+int id_set_remove(struct id_set *s, struct file_id id)
+{
+	size_t mask = s->cap - 1, i, k;
+
+	if (!s->cap || !id.ino)
+		return 0;
+	for (i = id_hash(id, s->cap); !id_eq(s->v[i], id); i = (i + 1) & mask)
+		if (!s->v[i].ino)
+			return 0;
+	/*
+	 * Backward shift, no tombstones: each later entry of the run moves
+	 * into the hole unless its home slot lies cyclically after the hole,
+	 * so every probe still finds what it looks for.
+	 */
+	for (k = i;;) {
+		size_t home;
+
+		s->v[i] = (struct file_id){ 0, 0 };
+		for (;;) {
+			k = (k + 1) & mask;
+			if (!s->v[k].ino) {
+				s->n--;
+				return 1;
+			}
+			home = id_hash(s->v[k], s->cap);
+			if (i <= k ? (i < home && home <= k) : (i < home || home <= k))
+				continue; /* at or after its home already */
+			break;
+		}
+		s->v[i] = s->v[k];
+		i = k;
+	}
+}
+
 void id_set_free(struct id_set *s)
 {
 	free(s->v);

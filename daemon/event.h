@@ -57,6 +57,8 @@ struct id_set {
 /* 1 when added, 0 when already present, -ENOMEM. */
 int id_set_add(struct id_set *s, struct file_id id);
 bool id_set_has(const struct id_set *s, struct file_id id);
+/* 1 when removed, 0 when it was not there. */
+int id_set_remove(struct id_set *s, struct file_id id);
 void id_set_free(struct id_set *s);
 
 #endif

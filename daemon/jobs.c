@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "jobs.h"
+#include "message-ids.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 
@@ -38,6 +39,8 @@ struct job {
 	size_t late;   /* index into the late list */
 	bool ended;    /* the child's outcome came, in rc */
 	int rc;
+	uint64_t copied;
+	uint64_t ino_after;
 	dev_t disk;
 };
 
@@ -49,6 +52,8 @@ struct job_msg {
 	int32_t rc;
 	int32_t phase; /* enum ea_realign_phase */
 	uint64_t done, total;
+	uint64_t copied;    /* final: data bytes the job rewrote */
+	uint64_t ino_after; /* final: the inode now under the name */
 };
 
 struct disk_sample {
@@ -64,6 +69,10 @@ struct jobs {
 	struct report *report;
 	bool no_realign;
 	const char *realign_dir; /* the engine's records: <persistent dir>/realign */
+	/* The inodes jobs put under their files' names, until the rename's
+	 * event came: the daemon's own work, not a new file. */
+	struct file_id replaced[64];
+	size_t n_replaced;
 	size_t *queue; /* indices into the late list, oldest first */
 	size_t n_queue;
 	struct job *run;
@@ -279,7 +288,8 @@ static void child_progress(void *userdata, const struct ea_realign_progress *p)
  * working directory (this process is ours alone) so the path-based library
  * call resolves one last component, and check it is still the late file.
  */
-static int child_run(const struct jobs *J, const struct late_file *l, struct child_ctx *ctx)
+static int child_run(const struct jobs *J, const struct late_file *l, struct child_ctx *ctx,
+		     uint64_t *copied, uint64_t *ino_after)
 {
 	_cleanup_free_ char *dir = strdup(l->path);
 	_cleanup_close_ int dfd = -1;
@@ -327,6 +337,8 @@ static int child_run(const struct jobs *J, const struct late_file *l, struct chi
 	}
 	if (ea_realign_file(base, &o, &res) < 0)
 		return -EINVAL;
+	*copied = res.bytes_copied;
+	*ino_after = res.ino_after;
 	return (int)res.outcome;
 }
 
@@ -362,7 +374,7 @@ static void job_start(struct jobs *J, size_t qi, dev_t disk)
 		close(cancel[1]);
 		close(result[0]);
 		fcntl(result[1], F_SETFL, O_NONBLOCK);
-		m.rc = child_run(J, l, &ctx);
+		m.rc = child_run(J, l, &ctx, &m.copied, &m.ino_after);
 		/* The outcome must get through: wait for room now. */
 		fcntl(result[1], F_SETFL, 0);
 		if (write(result[1], &m, sizeof(m)) != sizeof(m))
@@ -406,6 +418,8 @@ static void job_drain(struct jobs *J, struct job *j)
 		if (m.final) {
 			j->ended = true;
 			j->rc = m.rc;
+			j->copied = m.copied;
+			j->ino_after = m.ino_after;
 			return;
 		}
 		snprintf(l->reason, sizeof(l->reason), "%s",
@@ -421,6 +435,37 @@ void jobs_progress(struct jobs *J)
 	for (size_t i = 0; i < J->n_run; i++)
 		if (!J->run[i].ended)
 			job_drain(J, &J->run[i]);
+}
+
+/* The oldest is forgotten first: its event came long ago. */
+static void remember_replaced(struct jobs *J, dev_t dev, uint64_t ino)
+{
+	if (!ino)
+		return;
+	J->replaced[J->n_replaced++ % ARRAY_SIZE(J->replaced)] = (struct file_id){ dev, ino };
+}
+
+/* A job that ended without realigning: counted by reason, logged for the
+ * admin with what to do in the catalog. */
+static void job_failed(struct jobs *J, const struct job *j, struct late_file *l, int rc)
+{
+	/* Over realign_max_file_size: refused by policy, like the engine's skips. */
+	bool skipped = rc == EA_REALIGN_SKIPPED || rc == -EFBIG;
+	enum ea_state_stat reason = skipped			   ? EA_STAT_FAIL_REALIGN_SKIPPED
+				    : rc == EA_REALIGN_UNSUPPORTED ? EA_STAT_FAIL_UNSUPPORTED
+								   : EA_STAT_FAIL_REALIGN;
+
+	l->queue = skipped ? "skipped" : rc == EA_REALIGN_UNSUPPORTED ? "unsupported" : "failed";
+	report_stat(J->report, l->rule, l->id.dev, reason, 1);
+	/* The unsupported sum is the kernel's; the job failed all the same. */
+	if (reason == EA_STAT_FAIL_UNSUPPORTED)
+		J->report->counters[EA_CNT_JOBS_FAILED]++;
+	if (!j->ended)
+		log_id(&J->report->log, MSGID_REALIGN_ABORTED, LOG_WARNING, l->rule, l->path, 0,
+		       "realignment aborted: the job ended without an outcome");
+	else
+		log_id(&J->report->log, MSGID_REALIGN_FAILED, LOG_NOTICE, l->rule, l->path,
+		       rc < 0 ? rc : 0, "realignment %s", l->queue);
 }
 
 void jobs_reap(struct jobs *J)
@@ -443,19 +488,22 @@ void jobs_reap(struct jobs *J)
 			l->reason[0] = 0;
 			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
 				l->queue = "done";
-				J->report->counters[EA_CNT_JOBS_DONE]++;
+				report_stat(J->report, l->rule, l->id.dev, EA_STAT_REALIGNED_FILES,
+					    1);
+				report_stat(J->report, l->rule, l->id.dev, EA_STAT_REALIGNED_BYTES,
+					    j->copied);
 				log_full(&J->report->log, LOG_INFO, l->rule, l->path, 0,
 					 "realigned");
+				remember_replaced(J, l->id.dev, j->ino_after);
+				/* The old inode is freed: its number may come back
+				 * for a new late file, which must not look seen. */
+				if (j->ino_after && j->ino_after != l->id.ino)
+					late_forget(J->late, l->id);
 			} else if (rc == EA_REALIGN_CANCELLED) {
 				l->queue = "queued";
 				jobs_queue(J, j->late);
 			} else {
-				l->queue = rc == EA_REALIGN_SKIPPED	  ? "skipped"
-					   : rc == EA_REALIGN_UNSUPPORTED ? "unsupported"
-									  : "failed";
-				J->report->counters[EA_CNT_JOBS_FAILED]++;
-				log_full(&J->report->log, LOG_NOTICE, l->rule, l->path,
-					 rc < 0 ? rc : 0, "realignment %s", l->queue);
+				job_failed(J, j, l, rc);
 			}
 			job_close(j);
 			*j = J->run[--J->n_run];
@@ -492,6 +540,27 @@ bool jobs_running_on(const struct jobs *J, struct file_id id)
 
 		if (l->id.dev == id.dev && l->id.ino == id.ino)
 			return true;
+	}
+	return false;
+}
+
+bool jobs_replaced(struct jobs *J, struct file_id id, const char *path)
+{
+	size_t n;
+
+	if (!J)
+		return false;
+	n = J->n_replaced < ARRAY_SIZE(J->replaced) ? J->n_replaced : ARRAY_SIZE(J->replaced);
+	/* Still running: its rename may come before its outcome. */
+	for (size_t i = 0; i < J->n_run; i++)
+		if (!strcmp(J->late->v[J->run[i].late].path, path))
+			return true;
+	for (size_t i = 0; i < n; i++) {
+		if (J->replaced[i].dev == id.dev && J->replaced[i].ino == id.ino) {
+			/* One rename, one event: later ones are the users'. */
+			J->replaced[i] = (struct file_id){ 0, 0 };
+			return true;
+		}
 	}
 	return false;
 }

@@ -40,5 +40,11 @@ void jobs_reap(struct jobs *J);
 void jobs_stop_all(struct jobs *J);
 /* Is a job rewriting this file right now?  Opening it would break its lease. */
 bool jobs_running_on(const struct jobs *J, struct file_id id);
+/*
+ * Is the name path (now the inode id) a job's rewritten file: a job on that
+ * path still runs, or one just put id there?  Its rename is an event like a
+ * user's; counted, it would be a new file that inherited its hint.
+ */
+bool jobs_replaced(struct jobs *J, struct file_id id, const char *path);
 
 #endif

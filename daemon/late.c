@@ -43,6 +43,11 @@ int late_add(struct late_list *l, struct file_id id, const char *rule, const cha
 	return 1;
 }
 
+void late_forget(struct late_list *l, struct file_id id)
+{
+	(void)id_set_remove(&l->ids, id);
+}
+
 void late_free(struct late_list *l)
 {
 	for (size_t i = 0; i < l->n; i++) {

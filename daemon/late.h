@@ -39,6 +39,9 @@ struct late_list {
  */
 int late_add(struct late_list *l, struct file_id id, const char *rule, const char *path,
 	     uint32_t extsize, int forcealign, uint64_t max, size_t *index);
+/* The file id is no longer the listed file's (a job replaced the inode):
+ * a new file that gets the number is a new file. */
+void late_forget(struct late_list *l, struct file_id id);
 void late_free(struct late_list *l);
 
 #endif

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <systemd/sd-journal.h>
 
+#include "message-ids.h"
+#include "mountpoint.h"
 #include "util.h"
 #include "extalign/macro.h"
 
@@ -69,26 +71,19 @@ void log_setup(struct ealog *l, const char *target, bool verbose)
 	l->max_level = verbose ? LOG_DEBUG : LOG_INFO;
 }
 
-void log_full(struct ealog *l, int prio, const char *rule, const char *path, int err,
-	      const char *fmt, ...)
+/* log_at() with the message formatted already. */
+static void log_msg_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
+		       const char *rule, const char *path, int err, const char *msg)
 {
-	_cleanup_free_ char *msg = NULL;
 	char pre[8] = "";
-	va_list ap;
 	int saved = errno;
 
 	if (prio > l->max_level)
 		return;
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (!msg)
-		goto out;
 
 	if (l->journal) {
-		char *f[6] = { 0 };
-		struct iovec iov[6];
+		char *f[7] = { 0 };
+		struct iovec iov[7];
 		size_t n = 0;
 		bool ok = true;
 
@@ -96,6 +91,8 @@ void log_full(struct ealog *l, int prio, const char *rule, const char *path, int
 				    err ? strerror(-err) : "") >= 0;
 		ok = ok && asprintf(&f[n++], "PRIORITY=%d", prio) >= 0;
 		ok = ok && asprintf(&f[n++], "SYSLOG_IDENTIFIER=extalignd") >= 0;
+		if (msgid)
+			ok = ok && asprintf(&f[n++], "MESSAGE_ID=%s", msgid) >= 0;
 		if (rule)
 			ok = ok && asprintf(&f[n++], "RULE=%s", rule) >= 0;
 		if (path)
@@ -105,7 +102,8 @@ void log_full(struct ealog *l, int prio, const char *rule, const char *path, int
 		if (ok) {
 			for (size_t i = 0; i < n; i++)
 				iov[i] = (struct iovec){ f[i], strlen(f[i]) };
-			int r = sd_journal_sendv(iov, (int)n);
+			int r = sd_journal_sendv_with_location(site->file, site->line, site->func,
+							       iov, (int)n);
 
 			/* journald gone (stopped, or a test): stderr still works. */
 			ok = r >= 0;
@@ -127,8 +125,49 @@ out:
 	errno = saved;
 }
 
-void report_error(struct report *rep, const char *rule, const char *path, int err, const char *fmt,
-		  ...)
+void log_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
+	    const char *rule, const char *path, int err, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+	int saved = errno;
+
+	if (prio > l->max_level)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg)
+		log_msg_at(site, l, msgid, prio, rule, path, err, msg);
+	errno = saved;
+}
+
+/* The MESSAGE_ID of a failure's reason. */
+static const char *reason_msgid(enum ea_state_stat reason)
+{
+	switch (reason) {
+	case EA_STAT_FAIL_UNSUPPORTED:
+		return MSGID_HINT_UNSUPPORTED;
+	case EA_STAT_FAIL_HINT:
+		return MSGID_HINT_FAILED;
+	case EA_STAT_FAIL_IO:
+		return MSGID_FILE_UNREADABLE;
+	case EA_STAT_FAIL_LATE_LIST:
+		return MSGID_LATE_LIST_FULL;
+	case EA_STAT_FAIL_REALIGN:
+	case EA_STAT_FAIL_REALIGN_SKIPPED:
+		return MSGID_REALIGN_FAILED;
+	case EA_STAT_FAIL_WATCH:
+		return MSGID_WATCH_FAILED;
+	default:
+		return NULL;
+	}
+}
+
+void report_error_at(const struct log_site *site, struct report *rep, const char *msgid,
+		     enum ea_state_stat reason, const char *rule, dev_t dev, const char *path,
+		     int err, const char *fmt, ...)
 {
 	struct ea_state_error *e = &rep->errors[rep->n_errors_total % ERROR_RING];
 	_cleanup_free_ char *msg = NULL;
@@ -138,10 +177,15 @@ void report_error(struct report *rep, const char *rule, const char *path, int er
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	va_end(ap);
-	log_full(&rep->log, LOG_ERR, rule, path, err, "%s", msg ? msg : fmt);
+	log_msg_at(site, &rep->log, msgid ? msgid : reason_msgid(reason), LOG_ERR, rule, path, err,
+		   msg ? msg : fmt);
 
-	rep->counters[EA_CNT_ERRORS]++;
-	rep->dirty = true;
+	if (reason < _EA_STAT_MAX) {
+		report_stat(rep, rule, dev, reason, 1);
+	} else {
+		rep->counters[EA_CNT_ERRORS]++;
+		rep->dirty = true;
+	}
 	free(e->rule);
 	free(e->path);
 	free(e->msg);
@@ -161,6 +205,83 @@ void report_count(struct report *rep, enum ea_state_counter c)
 	rep->dirty = true;
 }
 
+struct report_key *report_key(struct report *rep, const char *rule, dev_t dev)
+{
+	struct report_key *v, *k;
+	const char *mp = NULL;
+
+	rule = rule ? rule : "";
+	for (size_t i = 0; i < rep->n_keys; i++) {
+		if (rep->keys[i].dev == dev && !strcmp(rep->keys[i].rule, rule))
+			return &rep->keys[i];
+		if (rep->keys[i].dev == dev)
+			mp = rep->keys[i].mountpoint;
+	}
+	v = realloc(rep->keys, (rep->n_keys + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	rep->keys = v;
+	k = &v[rep->n_keys];
+	*k = (struct report_key){ .dev = dev, .rule = strdup(rule) };
+	/* The mount table once per filesystem, not once per key. */
+	k->mountpoint = mp ? strdup(mp) : dev ? mountpoint_of(dev) : strdup("");
+	if (!k->rule || !k->mountpoint) {
+		free(k->rule);
+		free(k->mountpoint);
+		return NULL;
+	}
+	rep->n_keys++;
+	return k;
+}
+
+/* The global counter that sums a stat, or -1 (the pending gauge). */
+static int stat_counter(enum ea_state_stat st)
+{
+	switch (st) {
+	case EA_STAT_FILES_HINTED:
+		return EA_CNT_FILES_HINTED;
+	case EA_STAT_FILES_INHERITED:
+		return EA_CNT_FILES_INHERITED;
+	case EA_STAT_DIRS_HINTED:
+		return EA_CNT_DIRS_INHERIT;
+	case EA_STAT_DIRS_INHERITED:
+		return EA_CNT_DIRS_INHERITED;
+	case EA_STAT_FILES_LATE:
+		return EA_CNT_FILES_LATE;
+	case EA_STAT_REALIGNED_FILES:
+		return EA_CNT_JOBS_DONE;
+	case EA_STAT_REALIGNED_BYTES:
+		return EA_CNT_BYTES_REALIGNED;
+	case EA_STAT_SKIPPED:
+		return EA_CNT_SKIPPED;
+	case EA_STAT_FAIL_UNSUPPORTED:
+		return EA_CNT_UNSUPPORTED;
+	case EA_STAT_FAIL_REALIGN:
+	case EA_STAT_FAIL_REALIGN_SKIPPED:
+		return EA_CNT_JOBS_FAILED;
+	case EA_STAT_FAIL_HINT:
+	case EA_STAT_FAIL_IO:
+	case EA_STAT_FAIL_LATE_LIST:
+	case EA_STAT_FAIL_WATCH:
+		return EA_CNT_ERRORS;
+	default:
+		return -1;
+	}
+}
+
+void report_stat(struct report *rep, const char *rule, dev_t dev, enum ea_state_stat st, uint64_t n)
+{
+	struct report_key *k = report_key(rep, rule, dev);
+	int c = stat_counter(st);
+
+	/* Without memory for the key the sum still counts. */
+	if (k && (unsigned)st < _EA_STAT_MAX)
+		k->v[st] += n;
+	if (c >= 0)
+		rep->counters[c] += n;
+	rep->dirty = true;
+}
+
 void report_free(struct report *rep)
 {
 	for (size_t i = 0; i < ERROR_RING; i++) {
@@ -169,4 +290,11 @@ void report_free(struct report *rep)
 		free(rep->errors[i].msg);
 		rep->errors[i] = (struct ea_state_error){ 0 };
 	}
+	for (size_t i = 0; i < rep->n_keys; i++) {
+		free(rep->keys[i].rule);
+		free(rep->keys[i].mountpoint);
+	}
+	free(rep->keys);
+	rep->keys = NULL;
+	rep->n_keys = 0;
 }

@@ -32,6 +32,7 @@
 #include "apply.h"
 #include "jobs.h"
 #include "late.h"
+#include "message-ids.h"
 #include "util.h"
 #include "watch.h"
 #include "extalign/macro.h"
@@ -115,6 +116,26 @@ static void log_diags(struct daemon *d, const struct ea_diags *diags)
 	}
 }
 
+/*
+ * Every directory rule on its filesystem has its counters from the start,
+ * at zero: a metric that appears only with its first event breaks rate()
+ * and alerts on absent series.
+ */
+static void report_keys_of_rules(struct daemon *d)
+{
+	for (size_t i = 0; i < d->policy->n_rules; i++) {
+		const struct ea_rule *rule = &d->policy->rules[i];
+		_cleanup_close_ int fd = -1;
+		struct stat st;
+
+		if (rule->kind != EA_RULE_DIRECTORY)
+			continue;
+		fd = open_tree(rule->directory, O_PATH);
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			(void)report_key(&d->report, rule->name, st.st_dev);
+	}
+}
+
 static void set_policy(struct daemon *d, struct ea_policy *p)
 {
 	ea_policy_free(d->policy);
@@ -124,6 +145,7 @@ static void set_policy(struct daemon *d, struct ea_policy *p)
 	if (d->jobs)
 		jobs_set_policy(d->jobs, p);
 	d->bdevs_read = false;
+	report_keys_of_rules(d);
 }
 
 static const char *watcher_name(const struct daemon *d)
@@ -180,11 +202,49 @@ static void metrics_write(struct daemon *d, const struct ea_state *s)
 	if (r == 0)
 		r = ea_file_replace(path, buf, len, 0644);
 	if (r < 0 && r != d->metrics_err)
-		log_full(&d->report.log, LOG_WARNING, NULL, path, r,
-			 "cannot write the metrics file");
+		log_id(&d->report.log, MSGID_METRICS_UNWRITABLE, LOG_WARNING, NULL, path, r,
+		       "cannot write the metrics file");
 	else if (r == 0 && d->metrics_err)
 		log_full(&d->report.log, LOG_INFO, NULL, path, 0, "metrics file written again");
 	d->metrics_err = r;
+}
+
+/* Waiting in any way for its job: not finished, not given up. */
+static bool late_pending(const struct late_file *l)
+{
+	return !strcmp(l->queue, "listed") || !strcmp(l->queue, "queued") ||
+	       !strcmp(l->queue, "running");
+}
+
+/* The counts per rule and filesystem, with the pending late files of each
+ * (from the whole list: the state file shows only its newest entries). */
+static int state_add_rule_stats(struct daemon *d, struct ea_state *s)
+{
+	struct report *rep = &d->report;
+
+	for (size_t i = 0; i < rep->n_keys; i++)
+		rep->keys[i].v[EA_STAT_LATE_PENDING] = 0;
+	for (size_t i = 0; i < d->late.n; i++) {
+		struct report_key *k;
+
+		if (!late_pending(&d->late.v[i]))
+			continue;
+		k = report_key(rep, d->late.v[i].rule, d->late.v[i].id.dev);
+		if (!k)
+			return -ENOMEM;
+		k->v[EA_STAT_LATE_PENDING]++;
+	}
+	for (size_t i = 0; i < rep->n_keys; i++) {
+		struct ea_state_rule_stats *rs =
+			ea_state_rule_stats(s, rep->keys[i].rule, rep->keys[i].mountpoint);
+
+		if (!rs)
+			return -ENOMEM;
+		/* Two devices at one mountpoint (one unmounted since): one sum. */
+		for (int k = 0; k < _EA_STAT_MAX; k++)
+			rs->v[k] += rep->keys[i].v[k];
+	}
+	return 0;
 }
 
 static int state_write(struct daemon *d)
@@ -222,6 +282,7 @@ static int state_write(struct daemon *d)
 
 		r = ea_state_add_error(&s, e->usec, e->err, e->rule, e->path, e->msg);
 	}
+	r = r ? r : state_add_rule_stats(d, &s);
 	first = d->late.n > STATE_LATE_MAX ? d->late.n - STATE_LATE_MAX : 0;
 	for (size_t i = first; !r && i < d->late.n; i++) {
 		const struct late_file *l = &d->late.v[i];
@@ -236,8 +297,8 @@ static int state_write(struct daemon *d)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
 	ea_state_free(&s);
 	if (r < 0)
-		log_full(&d->report.log, LOG_WARNING, NULL, d->state_dir, r,
-			 "cannot write the state file");
+		log_id(&d->report.log, MSGID_STATE_UNWRITABLE, LOG_WARNING, NULL, d->state_dir, r,
+		       "cannot write the state file");
 	return r;
 }
 
@@ -260,8 +321,7 @@ static void late_save(struct daemon *d)
 	for (size_t i = 0; !r && i < d->late.n; i++) {
 		const struct late_file *l = &d->late.v[i];
 
-		if (!strcmp(l->queue, "listed") || !strcmp(l->queue, "queued") ||
-		    !strcmp(l->queue, "running"))
+		if (late_pending(l))
 			r = ea_state_add_late(&s, l->usec, l->rule, l->path,
 					      strcmp(l->queue, "running") ? l->queue : "queued");
 	}
@@ -269,8 +329,8 @@ static void late_save(struct daemon *d)
 		r = ea_state_write_at(d->persistent_dir_fd, LATE_FILE, &s);
 	ea_state_free(&s);
 	if (r < 0)
-		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
-			 "cannot save the late list");
+		log_id(&d->report.log, MSGID_STATE_UNWRITABLE, LOG_WARNING, NULL, d->persistent_dir,
+		       r, "cannot save the late list");
 }
 
 /*
@@ -368,8 +428,9 @@ static void reload(struct daemon *d)
 
 		log_diags(d, &diags);
 		ea_diags_free(&diags);
-		report_error(&d->report, NULL, d->config ? d->config : EA_POLICY_CONF, r,
-			     "new configuration has %u errors, keeping the old rules", n);
+		report_error_id(&d->report, MSGID_RELOAD_REFUSED, _EA_STAT_MAX, NULL, 0,
+				d->config ? d->config : EA_POLICY_CONF, r,
+				"new configuration has %u errors, keeping the old rules", n);
 		d->report.counters[EA_CNT_RELOAD_FAILURES]++;
 		d->last_reload = "refused";
 		d->phase = "running";
@@ -506,7 +567,8 @@ static int run(struct daemon *d)
 				break;
 			}
 			if (r < 0)
-				report_error(&d->report, NULL, NULL, r, "reading events failed");
+				report_error(&d->report, EA_STAT_FAIL_WATCH, NULL, 0, NULL, r,
+					     "reading events failed");
 		}
 		if (d->watch.rescan_pending) {
 			d->watch.rescan_pending = false;
@@ -529,6 +591,13 @@ static bool file_busy(void *userdata, struct file_id id)
 	struct daemon *d = userdata;
 
 	return jobs_running_on(d->jobs, id);
+}
+
+static bool job_replaced(void *userdata, struct file_id id, const char *path)
+{
+	struct daemon *d = userdata;
+
+	return jobs_replaced(d->jobs, id, path);
 }
 
 static void dir_seen(void *userdata, int dirfd, const char *path)
@@ -564,6 +633,7 @@ static void wire(struct daemon *d)
 	d->apply.hooks = (struct apply_hooks){
 		.userdata = d,
 		.busy = file_busy,
+		.replaced = job_replaced,
 		.dir_seen = dir_seen,
 		.late_listed = late_listed,
 		.fs_of = fs_of,
@@ -628,11 +698,11 @@ static int lock_dir(struct daemon *d, int fd, const char *path)
 	/* The holder's pid, from its state file when it is there. */
 	if (d->state_dir_fd >= 0 &&
 	    ea_state_read_at(d->state_dir_fd, EA_STATE_FILE, &s, NULL) == 0 && s.pid > 0)
-		log_full(&d->report.log, LOG_ERR, NULL, NULL, 0,
-			 "another extalignd (pid %d) is using %s, not starting", (int)s.pid, path);
+		log_id(&d->report.log, MSGID_ALREADY_RUNNING, LOG_ERR, NULL, NULL, 0,
+		       "another extalignd (pid %d) is using %s, not starting", (int)s.pid, path);
 	else
-		log_full(&d->report.log, LOG_ERR, NULL, NULL, 0,
-			 "another extalignd is using %s, not starting", path);
+		log_id(&d->report.log, MSGID_ALREADY_RUNNING, LOG_ERR, NULL, NULL, 0,
+		       "another extalignd is using %s, not starting", path);
 	ea_state_free(&s);
 	return -EBUSY;
 }
@@ -816,8 +886,9 @@ int main(int argc, char **argv)
 	r = policy_load(&d, &p, &diags);
 	if (r < 0) {
 		log_diags(&d, &diags);
-		log_full(&d.report.log, LOG_ERR, NULL, d.config ? d.config : EA_POLICY_CONF, r,
-			 "configuration has %u errors, not starting", count_diag_errors(&diags));
+		log_id(&d.report.log, MSGID_CONFIG_REFUSED, LOG_ERR, NULL,
+		       d.config ? d.config : EA_POLICY_CONF, r,
+		       "configuration has %u errors, not starting", count_diag_errors(&diags));
 		ea_diags_free(&diags);
 		return 1;
 	}

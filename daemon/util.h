@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "extalign/state.h"
 
@@ -33,29 +34,70 @@ struct ealog {
 bool log_target_valid(const char *target);
 /* Says on stderr when the journal asked for is not there. */
 void log_setup(struct ealog *l, const char *target, bool verbose);
-/* err is -errno or 0; rule and path may be NULL.  Falls back to stderr,
+/* err is -errno or 0; rule, path and msgid may be NULL.  msgid is one of
+ * message-ids.h, sent as MESSAGE_ID= to the journal.  Falls back to stderr,
  * once said so, when the journal goes away. */
-void log_full(struct ealog *l, int prio, const char *rule, const char *path, int err,
-	      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+struct log_site {
+	const char *file; /* "CODE_FILE=daemon/apply.c", as sd-journal wants it */
+	const char *line; /* "CODE_LINE=123" */
+	const char *func;
+};
+#define LOG_STR_(x) #x
+#define LOG_STR(x)  LOG_STR_(x)
+#define LOG_SITE                                                                          \
+	(&(const struct log_site){ "CODE_FILE=" __FILE__, "CODE_LINE=" LOG_STR(__LINE__), \
+				   __func__ })
+/* The journal's CODE_FILE=, CODE_LINE= and CODE_FUNC= name the caller, not log.c. */
+void log_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
+	    const char *rule, const char *path, int err, const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+#define log_id(...)				log_at(LOG_SITE, __VA_ARGS__)
+#define log_full(l, prio, rule, path, err, ...) log_id(l, NULL, prio, rule, path, err, __VA_ARGS__)
 
 /* ---- what the daemon counts and the errors it keeps (log.c) --------------- */
 
 #define ERROR_RING 16
 
+/* The counts of one rule on one filesystem (the metrics' labels). */
+struct report_key {
+	char *rule;	  /* "" for none */
+	dev_t dev;	  /* 0 when unknown */
+	char *mountpoint; /* of dev, looked up once; "" when unknown */
+	uint64_t v[_EA_STAT_MAX];
+};
+
 struct report {
 	struct ealog log;
 	uint64_t counters[_EA_CNT_MAX];
+	struct report_key *keys;
+	size_t n_keys;
 	struct ea_state_error errors[ERROR_RING]; /* ring of the last errors */
 	size_t n_errors_total;
 	bool dirty; /* something changed since the state file was written */
 };
 
 #define report_log(rep, prio, ...) log_full(&(rep)->log, prio, NULL, NULL, 0, __VA_ARGS__)
-/* Log at LOG_ERR, count it, keep it in the ring for extalign status. */
-void report_error(struct report *rep, const char *rule, const char *path, int err, const char *fmt,
-		  ...) __attribute__((format(printf, 5, 6)));
+/*
+ * Log at LOG_ERR with the reason's MESSAGE_ID, count it as a failure of
+ * that reason (an EA_STAT_FAIL_*) for rule on the filesystem dev, keep it
+ * in the ring for extalign status.  rule may be NULL, dev 0.  A reason of
+ * _EA_STAT_MAX is an error of no rule's (a refused reload): only counted
+ * in the errors.
+ */
+void report_error_at(const struct log_site *site, struct report *rep, const char *msgid,
+		     enum ea_state_stat reason, const char *rule, dev_t dev, const char *path,
+		     int err, const char *fmt, ...) __attribute__((format(printf, 9, 10)));
+#define report_error_id(...) report_error_at(LOG_SITE, __VA_ARGS__)
+/* With the MESSAGE_ID of the reason. */
+#define report_error(rep, ...) report_error_id(rep, NULL, __VA_ARGS__)
 /* One more of c; the state file is due for a rewrite. */
 void report_count(struct report *rep, enum ea_state_counter c);
+/* n more of st for rule (NULL: none) on the filesystem dev (0: unknown),
+ * and of the global counter that sums it. */
+void report_stat(struct report *rep, const char *rule, dev_t dev, enum ea_state_stat st,
+		 uint64_t n);
+/* The counts of rule on dev, made (with zeros) when missing; NULL on ENOMEM. */
+struct report_key *report_key(struct report *rep, const char *rule, dev_t dev);
 void report_free(struct report *rep);
 
 #endif

@@ -21,6 +21,7 @@
 #include <syslog.h>
 
 #include "watch.h"
+#include "message-ids.h"
 #include "event.h"
 #include "extalign/fsinfo.h"
 #include "extalign/macro.h"
@@ -167,7 +168,8 @@ static int mark_filesystem(struct watch *w, const char *tree)
 
 	fd = open_existing(tree, &where);
 	if (fd < 0) {
-		report_error(w->report, NULL, tree, fd, "cannot open the tree to watch");
+		report_error(w->report, EA_STAT_FAIL_WATCH, NULL, 0, tree, fd,
+			     "cannot open the tree to watch");
 		return fd;
 	}
 	r = ea_fsinfo_from_fd(fd, &info);
@@ -176,8 +178,8 @@ static int mark_filesystem(struct watch *w, const char *tree)
 	/* Hints are ioctls that need a writable mount: under the unit's
 	 * ProtectSystem=strict a tree missing from ReadWritePaths= is not. */
 	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
-		log_full(&w->report->log, LOG_WARNING, NULL, where, -EROFS,
-			 "read-only here, no hint can be set (ReadWritePaths= of the unit?)");
+		log_id(&w->report->log, MSGID_HINT_FAILED, LOG_WARNING, NULL, where, -EROFS,
+		       "read-only here, no hint can be set (ReadWritePaths= of the unit?)");
 	/* A tree that does not exist yet: inotify watches the nearest
 	 * ancestor so that its creation is seen. */
 	if (w->backend == EA_WATCH_INOTIFY && strcmp(where, tree))
@@ -189,7 +191,8 @@ static int mark_filesystem(struct watch *w, const char *tree)
 	    fanotify_mark(w->fan_fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, FAN_EVENTS, fd, NULL) <
 		    0) {
 		r = negative_errno();
-		report_error(w->report, NULL, where, r, "cannot place a fanotify filesystem mark");
+		report_error(w->report, EA_STAT_FAIL_WATCH, NULL, info.dev, where, r,
+			     "cannot place a fanotify filesystem mark");
 		return r;
 	}
 	v = realloc(w->marks, (w->n_marks + 1) * sizeof(*v));
@@ -245,7 +248,8 @@ int watch_setup(struct watch *w)
 	if (w->fan_fd < 0 && w->ino_fd < 0) {
 		r = backend_init(w, want);
 		if (r < 0) {
-			log_full(&w->report->log, LOG_ERR, NULL, NULL, r, "cannot start watching");
+			log_id(&w->report->log, MSGID_WATCH_FAILED, LOG_ERR, NULL, NULL, r,
+			       "cannot start watching");
 			return r;
 		}
 	}
@@ -310,7 +314,8 @@ static void overflow(struct watch *w)
 {
 	report_count(w->report, EA_CNT_OVERFLOWS);
 	w->rescan_pending = true;
-	report_log(w->report, LOG_WARNING, "event queue overflow: rescanning the watched trees");
+	log_id(&w->report->log, MSGID_QUEUE_OVERFLOW, LOG_WARNING, NULL, NULL, 0,
+	       "event queue overflow: rescanning the watched trees");
 }
 
 static void fan_one(struct watch *w, const struct fan_event *ev)
@@ -335,7 +340,8 @@ static void fan_one(struct watch *w, const struct fan_event *ev)
 				  O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
 		if (errno != ESTALE && errno != ENOENT) /* the directory is gone already */
-			report_error(w->report, NULL, fs->path, negative_errno(),
+			report_error(w->report, EA_STAT_FAIL_IO, NULL, fs->dev, fs->path,
+				     negative_errno(),
 				     "cannot open an event's directory by handle");
 		return;
 	}
@@ -403,7 +409,7 @@ int watch_inotify_add_tree(struct watch *w, int dirfd, const char *path)
 	if (wd < 0) {
 		int r = negative_errno();
 
-		report_error(w->report, NULL, path, r,
+		report_error(w->report, EA_STAT_FAIL_WATCH, NULL, 0, path, r,
 			     r == -ENOSPC
 				     ? "inotify watch limit reached (fs.inotify.max_user_watches)"
 				     : "cannot add an inotify watch");

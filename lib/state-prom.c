@@ -45,6 +45,62 @@ static bool is_pending(const struct ea_state_late *l)
 	       strcmp(l->queue, "skipped");
 }
 
+/*
+ * The samples of one family from the per rule and filesystem stats, with
+ * labels rule and mountpoint (and label=value when label is not NULL).  A
+ * state from a daemon before those stats has only the sum: one sample
+ * without rule labels, legacy.
+ */
+static void put_by_rule(FILE *f, const struct ea_state *s, const char *name, enum ea_state_stat st,
+			const char *label, const char *value, uint64_t legacy)
+{
+	if (!s->n_rule_stats) {
+		fputs(name, f);
+		if (label) {
+			fprintf(f, "{%s=", label);
+			put_label_value(f, value);
+			fputc('}', f);
+		}
+		fprintf(f, " %" PRIu64 "\n", legacy);
+		return;
+	}
+	for (size_t i = 0; i < s->n_rule_stats; i++) {
+		const struct ea_state_rule_stats *rs = &s->rule_stats[i];
+
+		fprintf(f, "%s{rule=", name);
+		put_label_value(f, rs->rule);
+		fputs(",mountpoint=", f);
+		put_label_value(f, rs->mountpoint);
+		if (label) {
+			fprintf(f, ",%s=", label);
+			put_label_value(f, value);
+		}
+		fprintf(f, "} %" PRIu64 "\n", rs->v[st]);
+	}
+}
+
+/* An old daemon's state: the pending files counted from its late list,
+ * which holds at most its newest late files. */
+static void put_pending_from_list(FILE *f, const struct ea_state *s)
+{
+	for (size_t i = 0; i < s->n_late; i++) {
+		size_t n = 0;
+		bool seen = false;
+
+		if (!is_pending(&s->late[i]))
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = is_pending(&s->late[j]) && !strcmp(s->late[j].rule, s->late[i].rule);
+		if (seen)
+			continue;
+		for (size_t j = i; j < s->n_late; j++)
+			n += is_pending(&s->late[j]) && !strcmp(s->late[j].rule, s->late[i].rule);
+		fputs("extalign_late_files_pending{rule=", f);
+		put_label_value(f, s->late[i].rule);
+		fprintf(f, "} %zu\n", n);
+	}
+}
+
 /* One gauge family with a sample per block device: its unit min or max. */
 static void put_bdev_gauge(FILE *f, const char *name, const char *help,
 			   const struct ea_prom_bdev *bdevs, size_t n, bool max)
@@ -93,53 +149,57 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 	put_family(f, "extalign_files_hinted_total", "counter",
 		   "Files given their extent size hint, by extalignd on an event or by the "
 		   "kernel through inheritance.");
-	fprintf(f, "extalign_files_hinted_total{by=\"event\"} %" PRIu64 "\n",
-		c[EA_CNT_FILES_HINTED]);
-	fprintf(f, "extalign_files_hinted_total{by=\"inheritance\"} %" PRIu64 "\n",
-		c[EA_CNT_FILES_INHERITED]);
+	put_by_rule(f, s, "extalign_files_hinted_total", EA_STAT_FILES_HINTED, "by", "event",
+		    c[EA_CNT_FILES_HINTED]);
+	put_by_rule(f, s, "extalign_files_hinted_total", EA_STAT_FILES_INHERITED, "by",
+		    "inheritance", c[EA_CNT_FILES_INHERITED]);
 	put_family(f, "extalign_directories_hinted_total", "counter",
 		   "Directories given hint inheritance, by extalignd or by the kernel.");
-	fprintf(f, "extalign_directories_hinted_total{by=\"event\"} %" PRIu64 "\n",
-		c[EA_CNT_DIRS_INHERIT]);
-	fprintf(f, "extalign_directories_hinted_total{by=\"inheritance\"} %" PRIu64 "\n",
-		c[EA_CNT_DIRS_INHERITED]);
-	put_counter(f, "extalign_late_files_total",
-		    "Files found with data before their hint: realignment candidates.",
+	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_HINTED, "by", "event",
+		    c[EA_CNT_DIRS_INHERIT]);
+	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_INHERITED, "by",
+		    "inheritance", c[EA_CNT_DIRS_INHERITED]);
+	put_family(f, "extalign_late_files_total", "counter",
+		   "Files found with data before their hint: realignment candidates.");
+	put_by_rule(f, s, "extalign_late_files_total", EA_STAT_FILES_LATE, NULL, NULL,
 		    c[EA_CNT_FILES_LATE]);
 
-	/* The state lists at most its newest late files; the count is of those. */
 	put_family(f, "extalign_late_files_pending", "gauge",
-		   "Late files listed in the state that wait for realignment, by rule.");
-	for (size_t i = 0; i < s->n_late; i++) {
-		size_t n = 0;
-		bool seen = false;
+		   "Late files that wait for realignment (listed, queued or running).");
+	if (s->n_rule_stats)
+		put_by_rule(f, s, "extalign_late_files_pending", EA_STAT_LATE_PENDING, NULL, NULL,
+			    0);
+	else
+		put_pending_from_list(f, s);
 
-		if (!is_pending(&s->late[i]))
-			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = is_pending(&s->late[j]) && !strcmp(s->late[j].rule, s->late[i].rule);
-		if (seen)
-			continue;
-		for (size_t j = i; j < s->n_late; j++)
-			n += is_pending(&s->late[j]) && !strcmp(s->late[j].rule, s->late[i].rule);
-		fputs("extalign_late_files_pending{rule=", f);
-		put_label_value(f, s->late[i].rule);
-		fprintf(f, "} %zu\n", n);
-	}
-
-	put_counter(f, "extalign_realigned_files_total", "Realignment jobs that finished.",
+	put_family(f, "extalign_realigned_files_total", "counter",
+		   "Late files rewritten with their extents aligned.");
+	put_by_rule(f, s, "extalign_realigned_files_total", EA_STAT_REALIGNED_FILES, NULL, NULL,
 		    c[EA_CNT_JOBS_DONE]);
+	put_family(f, "extalign_realigned_bytes_total", "counter",
+		   "Data bytes the realignment jobs rewrote (holes excluded).");
+	put_by_rule(f, s, "extalign_realigned_bytes_total", EA_STAT_REALIGNED_BYTES, NULL, NULL,
+		    c[EA_CNT_BYTES_REALIGNED]);
+
 	put_family(f, "extalign_failures_total", "counter",
-		   "Failures by reason: the kernel kept no hint, a hint or watch failed, a "
-		   "realignment job failed.");
-	fprintf(f, "extalign_failures_total{reason=\"unsupported\"} %" PRIu64 "\n",
-		c[EA_CNT_UNSUPPORTED]);
-	fprintf(f, "extalign_failures_total{reason=\"error\"} %" PRIu64 "\n", c[EA_CNT_ERRORS]);
-	fprintf(f, "extalign_failures_total{reason=\"realign\"} %" PRIu64 "\n",
-		c[EA_CNT_JOBS_FAILED]);
-	put_counter(f, "extalign_skipped_total",
-		    "Entries left alone on purpose: symlinks, hard links, devices, other mounts.",
-		    c[EA_CNT_SKIPPED]);
+		   "Failures by reason: unsupported (the kernel kept no hint), hint (setting "
+		   "it failed), io, late_list (queue full), realign, realign_skipped, watch.");
+	if (s->n_rule_stats) {
+		for (int k = EA_STAT_FAIL_FIRST; k < _EA_STAT_MAX; k++)
+			put_by_rule(f, s, "extalign_failures_total", k, "reason",
+				    ea_state_failure_reason(k), 0);
+	} else {
+		/* A daemon from before the reasons: its three sums. */
+		fprintf(f, "extalign_failures_total{reason=\"unsupported\"} %" PRIu64 "\n",
+			c[EA_CNT_UNSUPPORTED]);
+		fprintf(f, "extalign_failures_total{reason=\"error\"} %" PRIu64 "\n",
+			c[EA_CNT_ERRORS]);
+		fprintf(f, "extalign_failures_total{reason=\"realign\"} %" PRIu64 "\n",
+			c[EA_CNT_JOBS_FAILED]);
+	}
+	put_family(f, "extalign_skipped_total", "counter",
+		   "Entries left alone on purpose: symlinks, hard links, devices, other mounts.");
+	put_by_rule(f, s, "extalign_skipped_total", EA_STAT_SKIPPED, NULL, NULL, c[EA_CNT_SKIPPED]);
 	put_counter(f, "extalign_event_overflows_total",
 		    "Event queue overflows (fanotify or inotify); each costs a rescan.",
 		    c[EA_CNT_OVERFLOWS]);

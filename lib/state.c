@@ -25,7 +25,47 @@ static const char *const counter_names[_EA_CNT_MAX] = {
 	[EA_CNT_RELOAD_FAILURES] = "reload_failures",
 	[EA_CNT_JOBS_DONE] = "jobs_done",
 	[EA_CNT_JOBS_FAILED] = "jobs_failed",
+	[EA_CNT_BYTES_REALIGNED] = "bytes_realigned",
 };
+
+static const char *const stat_names[_EA_STAT_MAX] = {
+	[EA_STAT_FILES_HINTED] = "files_hinted",
+	[EA_STAT_FILES_INHERITED] = "files_inherited",
+	[EA_STAT_DIRS_HINTED] = "dirs_hinted",
+	[EA_STAT_DIRS_INHERITED] = "dirs_inherited",
+	[EA_STAT_FILES_LATE] = "files_late",
+	[EA_STAT_LATE_PENDING] = "late_pending",
+	[EA_STAT_REALIGNED_FILES] = "realigned_files",
+	[EA_STAT_REALIGNED_BYTES] = "realigned_bytes",
+	[EA_STAT_SKIPPED] = "skipped",
+	[EA_STAT_FAIL_UNSUPPORTED] = "failures_unsupported",
+	[EA_STAT_FAIL_HINT] = "failures_hint",
+	[EA_STAT_FAIL_IO] = "failures_io",
+	[EA_STAT_FAIL_LATE_LIST] = "failures_late_list",
+	[EA_STAT_FAIL_REALIGN] = "failures_realign",
+	[EA_STAT_FAIL_REALIGN_SKIPPED] = "failures_realign_skipped",
+	[EA_STAT_FAIL_WATCH] = "failures_watch",
+};
+
+const char *ea_state_stat_name(enum ea_state_stat st)
+{
+	return (unsigned)st < _EA_STAT_MAX ? stat_names[st] : NULL;
+}
+
+int ea_state_stat_from_name(const char *name)
+{
+	for (int i = 0; i < _EA_STAT_MAX; i++)
+		if (!strcmp(stat_names[i], name))
+			return i;
+	return -1;
+}
+
+const char *ea_state_failure_reason(enum ea_state_stat st)
+{
+	if ((unsigned)st >= _EA_STAT_MAX || st < EA_STAT_FAIL_FIRST)
+		return NULL;
+	return stat_names[st] + strlen("failures_");
+}
 
 const char *ea_state_counter_name(enum ea_state_counter c)
 {
@@ -58,6 +98,11 @@ void ea_state_free(struct ea_state *s)
 		free(s->late[i].queue);
 		free(s->late[i].reason);
 	}
+	for (size_t i = 0; i < s->n_rule_stats; i++) {
+		free(s->rule_stats[i].rule);
+		free(s->rule_stats[i].mountpoint);
+	}
+	free(s->rule_stats);
 	free(s->marks);
 	free(s->errors);
 	free(s->late);
@@ -134,6 +179,34 @@ int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const
 	v->done = v->total = 0;
 	s->n_late++;
 	return v->rule && v->path && v->queue && v->reason ? 0 : -ENOMEM;
+}
+
+struct ea_state_rule_stats *ea_state_rule_stats(struct ea_state *s, const char *rule,
+						const char *mountpoint)
+{
+	struct ea_state_rule_stats *v;
+
+	rule = rule ? rule : "";
+	mountpoint = mountpoint ? mountpoint : "";
+	for (size_t i = 0; i < s->n_rule_stats; i++)
+		if (!strcmp(s->rule_stats[i].rule, rule) &&
+		    !strcmp(s->rule_stats[i].mountpoint, mountpoint))
+			return &s->rule_stats[i];
+	v = grow(s->rule_stats, s->n_rule_stats, sizeof(*v));
+	if (!v)
+		return NULL;
+	s->rule_stats = v;
+	v += s->n_rule_stats;
+	v->rule = strdup(rule);
+	v->mountpoint = strdup(mountpoint);
+	if (!v->rule || !v->mountpoint) {
+		free(v->rule);
+		free(v->mountpoint);
+		*v = (struct ea_state_rule_stats){ 0 };
+		return NULL;
+	}
+	s->n_rule_stats++;
+	return v;
 }
 
 int ea_state_set_job(struct ea_state *s, const char *reason, uint64_t done, uint64_t total)
@@ -326,6 +399,19 @@ int ea_state_format(const struct ea_state *s, char **ret, size_t *len)
 						(const char *const[]){ l->reason, done, total }, 3);
 			}
 		}
+		for (size_t i = 0; ok && i < s->n_rule_stats; i++) {
+			const struct ea_state_rule_stats *rs = &s->rule_stats[i];
+
+			for (int k = 0; ok && k < _EA_STAT_MAX; k++) {
+				char v[24];
+
+				snprintf(v, sizeof(v), "%" PRIu64, rs->v[k]);
+				ok = put_fields(f, "rule-stat",
+						(const char *const[]){ rs->rule, rs->mountpoint,
+								       stat_names[k], v },
+						4);
+			}
+		}
 		if (fflush(f) != 0 || ferror(f))
 			ok = false;
 	}
@@ -473,11 +559,24 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 			r = ea_state_set_job(s, v[1], done, total);
 		if (r == -EINVAL)
 			r = -EBADMSG; /* a job record before any late record */
+	} else if (IS("rule-stat", 4)) {
+		struct ea_state_rule_stats *rs;
+
+		r = parse_u64(v[4], strlen(v[4]), &u);
+		i = ea_state_stat_from_name(v[3]);
+		/* A stat of a newer daemon is skipped like an unknown counter. */
+		if (!r && i >= 0) {
+			rs = ea_state_rule_stats(s, v[1], v[2]);
+			if (rs)
+				rs->v[i] = u;
+			else
+				r = -ENOMEM;
+		}
 	} else if (!strcmp(v[0], "pid") || !strcmp(v[0], "started") || !strcmp(v[0], "updated") ||
 		   !strcmp(v[0], "config") || !strcmp(v[0], "watcher") || !strcmp(v[0], "phase") ||
 		   !strcmp(v[0], "reload") || !strcmp(v[0], "rules") || !strcmp(v[0], "counter") ||
 		   !strcmp(v[0], "mark") || !strcmp(v[0], "error") || !strcmp(v[0], "late") ||
-		   !strcmp(v[0], "job")) {
+		   !strcmp(v[0], "job") || !strcmp(v[0], "rule-stat")) {
 		r = -EBADMSG; /* a known record with the wrong number of fields */
 	}
 	/* Anything else is a record from a newer daemon: skipped. */

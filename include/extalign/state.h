@@ -13,10 +13,16 @@
  *	error	<realtime usec>	<errno>	<rule>	<path>	<message>
  *	late	<realtime usec>	<rule>	<path>	<queue state>
  *	job	<reason>	<bytes done>	<bytes total>
+ *	rule-stat	<rule>	<mountpoint>	<name>	<value>
  *
  * A job record belongs to the late record before it: why a queued file
  * waits (load or I/O pressure over its limit, outside the window, ...) or
  * how far a running job is.
+ * A rule-stat record is one counter (or gauge) of one rule on one
+ * filesystem, for the metrics' rule and mountpoint labels; rule or
+ * mountpoint is "" when the event had none (an error before any rule
+ * matched).  Daemons before rule-stat records wrote none: such a state
+ * has the global counters only.
  * Readers ignore record types and counters they do not know, so the daemon
  * can grow the format without breaking an older `extalign status`.
  */
@@ -49,6 +55,7 @@ enum ea_state_counter {
 	EA_CNT_RELOAD_FAILURES, /* configurations refused, old rules kept */
 	EA_CNT_JOBS_DONE,	/* realignment jobs that finished */
 	EA_CNT_JOBS_FAILED,	/* realignment jobs that failed */
+	EA_CNT_BYTES_REALIGNED, /* data bytes the finished jobs rewrote */
 	_EA_CNT_MAX,
 };
 
@@ -56,6 +63,43 @@ enum ea_state_counter {
 const char *ea_state_counter_name(enum ea_state_counter c);
 /* The counter for a name, or -1. */
 int ea_state_counter_from_name(const char *name);
+
+/*
+ * What is kept per rule and filesystem.  The EA_STAT_FAIL_* are the
+ * failures by reason; EA_STAT_LATE_PENDING is a gauge, the others count.
+ */
+enum ea_state_stat {
+	EA_STAT_FILES_HINTED,	      /* empty files hinted by us */
+	EA_STAT_FILES_INHERITED,      /* files that got the hint from the kernel */
+	EA_STAT_DIRS_HINTED,	      /* directories given inheritance by us */
+	EA_STAT_DIRS_INHERITED,	      /* directories that already had it */
+	EA_STAT_FILES_LATE,	      /* found with data: realignment candidates */
+	EA_STAT_LATE_PENDING,	      /* gauge: late files not realigned (yet) */
+	EA_STAT_REALIGNED_FILES,      /* realignment jobs that finished */
+	EA_STAT_REALIGNED_BYTES,      /* data bytes they rewrote */
+	EA_STAT_SKIPPED,	      /* symlinks, hard links, devices, other mounts */
+	EA_STAT_FAIL_UNSUPPORTED,     /* the kernel kept no hint */
+	EA_STAT_FAIL_HINT,	      /* setting the hint failed otherwise */
+	EA_STAT_FAIL_IO,	      /* a file or tree could not be opened, read, walked */
+	EA_STAT_FAIL_LATE_LIST,	      /* a late file not listed: queue full, no memory */
+	EA_STAT_FAIL_REALIGN,	      /* a realignment job failed */
+	EA_STAT_FAIL_REALIGN_SKIPPED, /* a realignment job refused the file */
+	EA_STAT_FAIL_WATCH,	      /* a mark or watch could not be placed, events lost */
+	_EA_STAT_MAX,
+};
+#define EA_STAT_FAIL_FIRST EA_STAT_FAIL_UNSUPPORTED
+
+/* The name in the file and in JSON ("files_hinted", "failures_hint"). */
+const char *ea_state_stat_name(enum ea_state_stat st);
+int ea_state_stat_from_name(const char *name);
+/* The failure's reason label ("hint"), NULL for a stat that is no failure. */
+const char *ea_state_failure_reason(enum ea_state_stat st);
+
+struct ea_state_rule_stats {
+	char *rule;	  /* "" when none applied */
+	char *mountpoint; /* where the filesystem is mounted; "" when unknown */
+	uint64_t v[_EA_STAT_MAX];
+};
 
 struct ea_state_mark {
 	char *path;   /* where the mark was placed */
@@ -98,6 +142,8 @@ struct ea_state {
 	size_t n_errors;
 	struct ea_state_late *late;
 	size_t n_late;
+	struct ea_state_rule_stats *rule_stats;
+	size_t n_rule_stats;
 };
 
 void ea_state_free(struct ea_state *s);
@@ -108,6 +154,9 @@ int ea_state_add_error(struct ea_state *s, uint64_t usec, int err, const char *r
 		       const char *path, const char *msg);
 int ea_state_add_late(struct ea_state *s, uint64_t usec, const char *rule, const char *path,
 		      const char *queue);
+/* The entry of rule and mountpoint, added with zeros when missing; NULL on ENOMEM. */
+struct ea_state_rule_stats *ea_state_rule_stats(struct ea_state *s, const char *rule,
+						const char *mountpoint);
 /* The job details of the last late entry; -EINVAL when there is none. */
 int ea_state_set_job(struct ea_state *s, const char *reason, uint64_t done, uint64_t total);
 

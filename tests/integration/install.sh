@@ -35,6 +35,8 @@ comp=$(pkg-config --variable=completionsdir bash-completion 2>/dev/null || true)
 [ -f "$root$comp/extalign" ] || fail "no completion in $comp"
 if [ -n "$(ls daemon/*.c 2>/dev/null)" ]; then
 	[ -x "$root/usr/sbin/extalignd" ] || fail "no extalignd"
+	# Where journalctl --update-catalog looks (systemd.pc's catalogdir).
+	[ -f "$root/usr/lib/systemd/catalog/extalignd.catalog" ] || fail "no journal catalog"
 fi
 for u in etc/*.service; do
 	[ -e "$u" ] || continue
@@ -57,6 +59,7 @@ stray=$(cd "$root3" && find . -type f ! -path './usr/local/*' ! -path ./etc/exta
 [ -z "$stray" ] || fail "installed outside /usr/local: $stray"
 [ -f "$root3/usr/local/share/bash-completion/completions/extalign" ] || fail "no completion under /usr/local/share"
 [ -f "$root3/usr/local/share/man/man5/extalign.conf.5" ] || fail "no extalign.conf.5"
+[ -f "$root3/usr/local/lib/systemd/catalog/extalignd.catalog" ] || fail "no catalog under /usr/local/lib/systemd/catalog"
 for u in etc/*.service; do
 	[ -e "$u" ] || continue
 	[ -f "$root3/usr/local/lib/systemd/system/$(basename "$u")" ] || fail "unit $u not in /usr/local/lib/systemd/system"

@@ -223,6 +223,44 @@ START_TEST(test_id_set)
 }
 END_TEST
 
+/* Removal keeps every other id findable, whatever the probe runs look like:
+ * checked against a plain array over random adds and removes. */
+START_TEST(test_id_set_remove)
+{
+	enum { N = 3000 };
+	static bool in[N + 1];
+	struct id_set s = { 0 };
+
+	srand(19);
+	memset(in, 0, sizeof(in));
+	for (int round = 0; round < 20000; round++) {
+		ino_t ino = 1 + (ino_t)(rand() % N);
+		struct file_id id = { 3, ino };
+
+		if (rand() % 3) {
+			ck_assert_int_eq(id_set_add(&s, id), in[ino] ? 0 : 1);
+			in[ino] = true;
+		} else {
+			ck_assert_int_eq(id_set_remove(&s, id), in[ino] ? 1 : 0);
+			in[ino] = false;
+		}
+		if (round % 997 == 0) {
+			size_t n = 0;
+
+			for (ino_t i = 1; i <= N; i++) {
+				ck_assert_int_eq(id_set_has(&s, (struct file_id){ 3, i }), in[i]);
+				n += in[i];
+			}
+			ck_assert_uint_eq(s.n, n);
+		}
+	}
+	ck_assert_int_eq(id_set_remove(&s, (struct file_id){ 3, 0 }), 0);
+	ck_assert_int_eq(id_set_remove(&s, (struct file_id){ 4, 1 }), 0);
+	id_set_free(&s);
+	ck_assert_int_eq(id_set_remove(&s, (struct file_id){ 3, 1 }), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("daemon-event");
@@ -235,6 +273,7 @@ int main(void)
 	tcase_add_test(tc, test_components);
 	tcase_add_test(tc, test_child_path);
 	tcase_add_test(tc, test_id_set);
+	tcase_add_test(tc, test_id_set_remove);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

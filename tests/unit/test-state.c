@@ -92,6 +92,8 @@ static const struct {
 	{ "extalign-state\t1\nmark\t/a\\x4\tx\ty\n", -EBADMSG, 2 },  /* short hex */
 	{ "extalign-state\t1\nmark\t/a\\\tx\ty\n", -EBADMSG, 2 },    /* lone backslash */
 	{ "extalign-state\t1\ncounter\tevents\t99999999999999999999999\n", -EBADMSG, 2 },
+	{ "extalign-state\t1\nrule-stat\tdb\t/srv\tskipped\n", -EBADMSG, 2 }, /* no value */
+	{ "extalign-state\t1\nrule-stat\tdb\t/srv\tskipped\t-1\n", -EBADMSG, 2 },
 };
 
 START_TEST(test_bad)
@@ -110,11 +112,12 @@ START_TEST(test_forward_compatible)
 {
 	/* A newer daemon's records and counters are skipped, not errors. */
 	static const char t[] = "extalign-state\t1\nfuture\ta\tb\tc\td\te\ncounter\tnew_thing\t5\n"
-				"counter\terrors\t3\n";
+				"counter\terrors\t3\nrule-stat\tdb\t/srv\tnew_stat\t7\n";
 	struct ea_state s = { 0 };
 
 	ck_assert_int_eq(ea_state_parse(t, sizeof(t) - 1, &s, NULL), 0);
 	ck_assert_uint_eq(s.counters[EA_CNT_ERRORS], 3);
+	ck_assert_uint_eq(s.n_rule_stats, 0);
 	ea_state_free(&s);
 }
 END_TEST
@@ -217,6 +220,117 @@ START_TEST(test_prometheus)
 }
 END_TEST
 
+/* Per rule and filesystem counts survive the file, fields escaped. */
+START_TEST(test_rule_stats)
+{
+	struct ea_state a, b = { 0 };
+	struct ea_state_rule_stats *rs;
+	_cleanup_free_ char *buf = NULL;
+	size_t len;
+
+	fill(&a);
+	rs = ea_state_rule_stats(&a, "db", "/srv/a\tb");
+	ck_assert_ptr_nonnull(rs);
+	for (int k = 0; k < _EA_STAT_MAX; k++)
+		rs->v[k] = 100 + (uint64_t)k;
+	/* The same key again is the same entry. */
+	ck_assert_ptr_eq(ea_state_rule_stats(&a, "db", "/srv/a\tb"), rs);
+	ck_assert_ptr_nonnull(ea_state_rule_stats(&a, NULL, NULL));
+	ck_assert_uint_eq(a.n_rule_stats, 2);
+	ck_assert_int_eq(ea_state_format(&a, &buf, &len), 0);
+	ck_assert_int_eq(ea_state_parse(buf, len, &b, NULL), 0);
+	ck_assert_uint_eq(b.n_rule_stats, 2);
+	ck_assert_str_eq(b.rule_stats[0].rule, "db");
+	ck_assert_str_eq(b.rule_stats[0].mountpoint, "/srv/a\tb");
+	for (int k = 0; k < _EA_STAT_MAX; k++)
+		ck_assert_uint_eq(b.rule_stats[0].v[k], 100 + (uint64_t)k);
+	ck_assert_str_eq(b.rule_stats[1].rule, "");
+	ck_assert_str_eq(b.rule_stats[1].mountpoint, "");
+	for (int k = 0; k < _EA_STAT_MAX; k++) {
+		ck_assert_int_eq(ea_state_stat_from_name(ea_state_stat_name(k)), k);
+		ck_assert_int_eq(ea_state_failure_reason(k) != NULL, k >= EA_STAT_FAIL_FIRST);
+	}
+	ck_assert_str_eq(ea_state_failure_reason(EA_STAT_FAIL_LATE_LIST), "late_list");
+	ea_state_free(&a);
+	ea_state_free(&b);
+}
+END_TEST
+
+/*
+ * A state file as the daemon before per rule counts wrote it (the metrics
+ * commit, 6d75503): it loads, and the metrics come from its sums.
+ */
+START_TEST(test_old_state)
+{
+	static const char t[] =
+		"extalign-state\t1\npid\t77\nstarted\t1\nupdated\t2\n"
+		"config\t/etc/extalign.conf\nwatcher\tfanotify\nphase\trunning\nrules\t1\n"
+		"counter\tevents\t9\ncounter\tdirs_inherit_set\t1\ncounter\tdirs_inherited\t0\n"
+		"counter\tfiles_hinted\t4\ncounter\tfiles_inherited\t2\ncounter\tfiles_late\t1\n"
+		"counter\tunsupported\t0\ncounter\terrors\t1\ncounter\tskipped\t0\n"
+		"counter\toverflows\t0\ncounter\trescans\t0\ncounter\treloads\t0\n"
+		"counter\treload_failures\t0\ncounter\tjobs_done\t0\ncounter\tjobs_failed\t0\n"
+		"mark\t/srv/db\txfs\tfanotify-filesystem\n"
+		"late\t5\tdb\t/srv/db/x\tlisted\n";
+	struct ea_state s = { 0 };
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_int_eq(ea_state_parse(t, sizeof(t) - 1, &s, NULL), 0);
+	ck_assert_uint_eq(s.counters[EA_CNT_FILES_HINTED], 4);
+	ck_assert_uint_eq(s.counters[EA_CNT_BYTES_REALIGNED], 0);
+	ck_assert_uint_eq(s.n_rule_stats, 0);
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ea_state_write_prometheus(f, &s, true, NULL, 0), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_files_hinted_total{by=\"event\"} 4\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_late_files_pending{rule=\"db\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_failures_total{reason=\"error\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_realigned_bytes_total 0\n"));
+	ea_state_free(&s);
+}
+END_TEST
+
+/* With per rule counts: labels rule and mountpoint on every such family. */
+START_TEST(test_prometheus_by_rule)
+{
+	struct ea_state a;
+	struct ea_state_rule_stats *rs;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fill(&a);
+	rs = ea_state_rule_stats(&a, "db", "/srv/\"x\"");
+	ck_assert_ptr_nonnull(rs);
+	rs->v[EA_STAT_FILES_HINTED] = 5;
+	rs->v[EA_STAT_FILES_INHERITED] = 6;
+	rs->v[EA_STAT_LATE_PENDING] = 2;
+	rs->v[EA_STAT_REALIGNED_BYTES] = 1 << 20;
+	rs->v[EA_STAT_FAIL_HINT] = 3;
+	f = open_memstream(&buf, &len);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(ea_state_write_prometheus(f, &a, true, NULL, 0), 0);
+	fclose(f);
+#define L "{rule=\"db\",mountpoint=\"/srv/\\\"x\\\"\""
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_files_hinted_total" L ",by=\"event\"} 5\n"));
+	ck_assert_ptr_nonnull(
+		strstr(buf, "\nextalign_files_hinted_total" L ",by=\"inheritance\"} 6\n"));
+	/* The daemon's gauge, not a count of the (capped) late list. */
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_late_files_pending" L "} 2\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_realigned_bytes_total" L "} 1048576\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_failures_total" L ",reason=\"hint\"} 3\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_failures_total" L ",reason=\"watch\"} 0\n"));
+#undef L
+	/* No sample without its labels next to labelled ones. */
+	ck_assert_ptr_null(strstr(buf, "\nextalign_files_hinted_total{by="));
+	ck_assert_ptr_null(strstr(buf, "\nextalign_late_files_pending{rule=\"db\"}"));
+	ea_state_free(&a);
+}
+END_TEST
+
 START_TEST(test_file_replace)
 {
 	char dir[] = "/tmp/test-replace.XXXXXX", path[64], target[64], got[16] = "";
@@ -261,6 +375,9 @@ int main(void)
 	tcase_add_test(tc, test_file_atomic);
 	tcase_add_test(tc, test_prometheus);
 	tcase_add_test(tc, test_file_replace);
+	tcase_add_test(tc, test_rule_stats);
+	tcase_add_test(tc, test_old_state);
+	tcase_add_test(tc, test_prometheus_by_rule);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
