@@ -638,6 +638,8 @@ static void daemon_free(struct daemon *d)
 	d->bdevs = NULL;
 	closep(&d->watch.fan_fd);
 	closep(&d->watch.ino_fd);
+	closep(&d->watch.proc_fd);
+	d->apply.proc_fd = -1; /* the same descriptor */
 	closep(&d->epoll_fd);
 	closep(&d->signal_fd);
 	closep(&d->timer_fd);
@@ -747,7 +749,8 @@ int main(int argc, char **argv)
 		.epoll_fd = -1,
 		.signal_fd = -1,
 		.timer_fd = -1,
-		.watch = { .fan_fd = -1, .ino_fd = -1 },
+		.watch = { .fan_fd = -1, .ino_fd = -1, .proc_fd = -1, .last_dir = { .fd = -1 } },
+		.apply = { .proc_fd = -1 },
 		.state_dir_fd = -1,
 		.persistent_dir_fd = -1,
 		.phase = "starting",
@@ -863,6 +866,9 @@ int main(int argc, char **argv)
 	r = open_state_dirs(&d);
 	if (r < 0)
 		goto out;
+	/* Without it (no procfs), the same through /proc/self/fd paths. */
+	r = proc_fd_open();
+	d.watch.proc_fd = d.apply.proc_fd = r < 0 ? -1 : r;
 	d.jobs = jobs_new(&d.late, &d.report, d.no_realign);
 	if (!d.jobs) {
 		r = -ENOMEM;

@@ -2,7 +2,9 @@
 # The per-file system calls of the hot paths, counted with strace on a real
 # XFS: check stats each file once, never statfs's it, and writes its table
 # while it works; set -R stats each file once; apply reads a file's
-# attributes twice (before, and back after the change), not three times.
+# attributes twice (before, and back after the change), not three times;
+# extalignd handles a storm of new files in one directory at about as many
+# system calls per file as a bare fanotify hinter (daemon-bench reader).
 # Counts, not times: tests/bench/compare.sh measures the speed.
 . "$(dirname "$0")/lib.sh"
 need_cmd strace
@@ -66,4 +68,40 @@ strace -o "$WORK/apply.st" -e trace=ioctl "$EXTALIGN" apply --config "$WORK/appl
 gets=$(count "$WORK/apply.st" 'FS_IOC_FSGETXATTR')
 at_most "apply: FSGETXATTR for $N files" "$gets" $((2 * (N + 1)))
 [ "$(xfs_extsize "$mnt/t/e$N")" = 131072 ] || fail "apply did not hint e$N"
+# extalignd: per new file the name opened O_PATH, stat, reopened, its
+# attributes read, the hint set, stat again (data raced in?), two closes;
+# the directory's handle, path and containment once per read of events,
+# the read-back once per filesystem.  Stopped while the files are made, so
+# that their events come in a few reads, the way a storm does.
+mkdir -p "$mnt/ev/a/b"
+printf '[rule ev]\ndirectory = %s\nextsize = 64k\ninherit = no\n' "$mnt/ev" >"$WORK/d.conf"
+"$EXTALIGND" --foreground --config "$WORK/d.conf" --state-dir "$WORK/run" \
+	--persistent-dir "$WORK/lib" --watch fanotify --log-target stderr 2>"$WORK/d.log" &
+dpid=$!
+trap 'kill $dpid 2>/dev/null; wait $dpid 2>/dev/null; cleanup' EXIT
+for ((i = 0; i < 100; i++)); do
+	grep -qs '^phase	running' "$WORK/run/state" && break
+	sleep 0.05
+done
+grep -qs '^phase	running' "$WORK/run/state" || fail "extalignd did not start: $(cat "$WORK/d.log")"
+strace -o "$WORK/d.st" -p "$dpid" 2>/dev/null &
+spid=$!
+sleep 0.5
+kill -STOP "$dpid"
+(cd "$mnt/ev/a/b" && touch $(seq -f 's%g' 1 "$N"))
+kill -CONT "$dpid"
+for ((i = 0; i < 200; i++)); do
+	[ "$(xfs_extsize "$mnt/ev/a/b/s$N")" = 65536 ] && break
+	sleep 0.05
+done
+[ "$(xfs_extsize "$mnt/ev/a/b/s$N")" = 65536 ] || fail "extalignd did not hint s$N"
+sleep 0.2
+kill "$spid"
+wait "$spid" 2>/dev/null || true
+calls=$(grep -cE '^[a-z_0-9]+\(' "$WORK/d.st" || true)
+echo "extalignd: $calls system calls for $N new files"
+at_most "extalignd: system calls for $N new files" "$calls" $((10 * N + 60))
+kill "$dpid"
+wait "$dpid" || fail "extalignd exited $?"
+trap cleanup EXIT
 echo "PASS"
