@@ -1,6 +1,7 @@
 #!/bin/bash
 # The per-file system calls of the hot paths, counted with strace on a real
-# XFS: check stats each file once, never statfs's it, and writes its table
+# XFS: check starts without the libraries only devices and status need,
+# stats each file once, never statfs's it, and writes its table
 # while it works; set -R stats each file once; apply reads a file's
 # attributes twice (before, and back after the change), not three times;
 # extalignd handles a storm of new files in one directory at about as many
@@ -30,6 +31,10 @@ strace -o "$WORK/check.st" -e trace=%%stat,%%statfs,openat,write \
 [ "$(grep -c ' aligned$' "$WORK/out")" = "$N" ] || fail "check did not report $N aligned files"
 stats=$(count "$WORK/check.st" '^(newfstatat|fstat|statx|lstat|stat)\(')
 at_most "check: stats for $N files" "$stats" $((N + 20))
+# Its start loads no libmount or libblkid (and no libselinux behind them):
+# devices and status open those when they need them.
+libs=$(count "$WORK/check.st" '^openat\(.*lib(mount|blkid|selinux)\.so')
+at_most "check: libmount, libblkid and libselinux loaded" "$libs" 0
 statfs=$(count "$WORK/check.st" '^f?statfs\(')
 at_most "check: statfs calls for $N files" "$statfs" 2
 first_write=$(grep -n '^write(1,' "$WORK/check.st" | head -1 | cut -d: -f1)
