@@ -6,7 +6,9 @@
 # recovery), run "extalign realign" to clean up and finish, and check every
 # file against its checksum and that no leftover is visible.  The state
 # directory is on the same filesystem, so its records face the cut too.
-# Half the runs copy with O_DIRECT, half through the page cache.
+# Half the runs copy with O_DIRECT, half through the page cache; in every
+# other pair of runs the swaps are made durable as a batch (one directory
+# fsync after the last file, as extalign realign does for several files).
 # REALIGN_CUTS (default 200) sets the number of cut points.
 . "$(dirname "$0")/lib.sh"
 need_cmd xfs_io
@@ -81,8 +83,9 @@ for i in $(seq "$cuts"); do
 	fresh
 	at=$((RANDOM % max_events + 1))
 	delay=$((RANDOM % 3000))
-	# Half the runs through the page cache, half with O_DIRECT.
-	out=$(REALIGN_CUT_BUFFERED=$((i % 2)) "$CUT" "$at" "$delay" "$STATE" "$mnt" \
+	# Half the runs through the page cache, half with O_DIRECT; half batched.
+	out=$(REALIGN_CUT_BUFFERED=$((i % 2)) REALIGN_CUT_BATCH=$((i / 2 % 2)) \
+		"$CUT" "$at" "$delay" "$STATE" "$mnt" \
 		"${names[@]/#/$data/}" 2>/dev/null) ||
 		fail "cut $i: the helper failed"
 	case $out in
