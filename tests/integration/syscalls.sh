@@ -4,6 +4,7 @@
 # stats each file once, never statfs's it, and writes its table
 # while it works; set -R stats each file once; apply reads a file's
 # attributes twice (before, and back after the change), not three times;
+# realign syncs three times per file and each directory once per batch;
 # extalignd handles a storm of new files in one directory at about as many
 # system calls per file as a bare fanotify hinter (daemon-bench reader).
 # Counts, not times: tests/bench/compare.sh measures the speed.
@@ -73,6 +74,19 @@ strace -o "$WORK/apply.st" -e trace=ioctl "$EXTALIGN" apply --config "$WORK/appl
 gets=$(count "$WORK/apply.st" 'FS_IOC_FSGETXATTR')
 at_most "apply: FSGETXATTR for $N files" "$gets" $((2 * (N + 1)))
 [ "$(xfs_extsize "$mnt/t/e$N")" = 131072 ] || fail "apply did not hint e$N"
+# realign of many files: the copy's fsync and the record's two per file,
+# the directories' once per batch (not a fourth per file).
+mkdir "$mnt/r"
+for ((i = 0; i < 20; i++)); do
+	xfs_io -f -c "pwrite -q 0 192k" "$mnt/r/f$i" >/dev/null
+done
+strace -f -o "$WORK/realign.st" -e trace=fsync,fdatasync "$EXTALIGN" realign -q \
+	--state-dir "$WORK/rstate" --extsize 64k "$mnt/r" >"$WORK/out" 2>&1 ||
+	fail "realign failed: $(cat "$WORK/out")"
+grep -q "realigned 20 of 20" "$WORK/out" || fail "realign: $(cat "$WORK/out")"
+syncs=$(count "$WORK/realign.st" '(fsync|fdatasync)\(')
+at_most "realign: fsyncs for 20 files" "$syncs" $((3 * 20 + 2))
+
 # extalignd: per new file the name opened O_PATH, stat, reopened, its
 # attributes read, the hint set, stat again (data raced in?), two closes;
 # the directory's handle, path and containment once per read of events,
