@@ -19,6 +19,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "watch.h"
 #include "event.h"
@@ -29,6 +30,8 @@
 #define IN_EVENTS  (IN_CREATE | IN_MOVED_TO | IN_EXCL_UNLINK)
 /* Reads of up to 64 KiB per wake-up (a few thousand events). */
 #define READ_BURST 8
+/* How long an event's directory and its path are kept at most. */
+#define DIR_CACHE_USEC 1000000ULL
 
 const struct fsmark *watch_find_dev(const struct watch *w, dev_t dev)
 {
@@ -196,6 +199,16 @@ static int mark_filesystem(struct watch *w, const char *tree)
 	return m->fstype ? 0 : -ENOMEM;
 }
 
+static void dir_forget(struct watch *w)
+{
+	struct dir_cache *c = &w->last_dir;
+
+	closep(&c->fd);
+	free(c->path);
+	c->path = NULL;
+	c->handle_len = 0;
+}
+
 static int backend_init(struct watch *w, enum ea_watch_backend want)
 {
 	if (want != EA_WATCH_INOTIFY) {
@@ -220,6 +233,7 @@ static int backend_init(struct watch *w, enum ea_watch_backend want)
 
 int watch_setup(struct watch *w)
 {
+	dir_forget(w); /* a reload: marks and rules may change */
 	enum ea_watch_backend want = w->policy->daemon.watch;
 	int r = 0;
 
@@ -275,15 +289,6 @@ void watch_prune(struct watch *w)
 	w->n_marks = keep;
 }
 
-static void dir_forget(struct watch *w)
-{
-	struct dir_cache *c = &w->last_dir;
-
-	closep(&c->fd);
-	free(c->path);
-	c->path = NULL;
-	c->handle_len = 0;
-}
 
 void watch_teardown(struct watch *w)
 {
@@ -316,11 +321,13 @@ static size_t handle_len(const struct file_handle *h)
 
 /*
  * The directory of an event, open (O_PATH) and with its path.  A storm is
- * thousands of names in one directory, read a few hundred at a time: the
- * directory of the event before is kept, so each of them costs no
- * open_by_handle_at() and no readlink().  Kept only until the end of the
- * read (dir_forget()), and dropped at once when any directory is renamed,
- * since that may change the path.
+ * thousands of names in one directory, and so is a program making files
+ * one after the other: the directory of the event before is kept, so each
+ * of them costs no open_by_handle_at() and no readlink().  Events come in
+ * the order things happened, so a rename of any directory (which may change
+ * the path) is seen before the names made after it, and drops what is kept;
+ * so does an overflow.  Mounts change paths without an event: what is kept
+ * is also dropped when it is older than DIR_CACHE_USEC.
  */
 static int event_dir(struct watch *w, struct fsmark *fs, const struct fan_event *ev,
 		     const struct dir_cache **ret)
@@ -348,6 +355,7 @@ static int event_dir(struct watch *w, struct fsmark *fs, const struct fan_event 
 	c->fd = TAKE_FD(fd);
 	c->path = path;
 	c->id = ++w->dir_ids;
+	c->usec = now_usec(CLOCK_MONOTONIC);
 	c->fsid = ev->fsid;
 	if (len <= sizeof(c->handle)) {
 		memcpy(c->handle, ev->dir, len);
@@ -411,9 +419,11 @@ int watch_fanotify_read(struct watch *w)
 			return negative_errno();
 		}
 		len = (size_t)n;
+		if (w->last_dir.path &&
+		    now_usec(CLOCK_MONOTONIC) - w->last_dir.usec > DIR_CACHE_USEC)
+			dir_forget(w);
 		while ((r = fan_event_next(&p, &len, &ev)) > 0)
 			fan_one(w, &ev);
-		dir_forget(w);
 		if (r < 0) {
 			/* Cannot happen with a sane kernel; recover what we lost. */
 			report_log(w->report, LOG_ERR, "malformed fanotify record, rescanning");

@@ -49,9 +49,9 @@ struct new_name {
 	enum origin origin;
 	/*
 	 * Not 0: the same number comes with every name in this directory for
-	 * as long as watch holds it open (the rest of one read of events, and
-	 * no directory renamed meanwhile), so what was found out about the
-	 * directory itself holds for all of them.
+	 * as long as watch holds it open (no directory renamed meanwhile, and
+	 * at most a second), so what was found out about the directory itself
+	 * holds for all of them.
 	 */
 	uint64_t dir_id;
 };
@@ -64,6 +64,7 @@ struct dir_cache {
 	int fd;
 	char *path;
 	uint64_t id;
+	uint64_t usec; /* monotonic: when it was opened */
 };
 
 struct watch {

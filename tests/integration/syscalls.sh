@@ -89,7 +89,7 @@ at_most "realign: fsyncs for 20 files" "$syncs" $((3 * 20 + 2))
 
 # extalignd: per new file the name opened O_PATH, stat, reopened, its
 # attributes read, the hint set, stat again (data raced in?), two closes;
-# the directory's handle, path and containment once per read of events,
+# the directory's handle, path and containment once per directory,
 # the read-back once per filesystem.  Stopped while the files are made, so
 # that their events come in a few reads, the way a storm does.
 mkdir -p "$mnt/ev/a/b"
