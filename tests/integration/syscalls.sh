@@ -1,7 +1,7 @@
 #!/bin/bash
 # The per-file system calls of the hot paths, counted with strace on a real
 # XFS: check starts without the libraries only devices and status need,
-# stats each file once, never statfs's it, and writes its table
+# stats a file only when its size matters, never statfs's it, and writes its table
 # while it works; set -R stats each file once; apply reads a file's
 # attributes twice (before, and back after the change), not three times;
 # realign syncs three times per file and each directory once per batch;
@@ -25,13 +25,15 @@ for ((i = 0; i < N; i++)); do
 	xfs_io -f -c "pwrite -q 0 8k" "$mnt/c/f$i" >/dev/null
 done
 
-# check: one stat per file, no statfs, and the first rows leave before the
-# last file is opened (the table is not held until the end).
+# check: no stat for a file its directory listed as regular whose size
+# cannot change the verdict (one extent each here), no statfs, and the
+# first rows leave before the last file is opened (the table is not held
+# until the end).
 strace -o "$WORK/check.st" -e trace=%%stat,%%statfs,openat,write \
 	"$EXTALIGN" check --extsize 4k "$mnt"/c/f* >"$WORK/out" 2>"$WORK/err" || true
 [ "$(grep -c ' aligned$' "$WORK/out")" = "$N" ] || fail "check did not report $N aligned files"
 stats=$(count "$WORK/check.st" '^(newfstatat|fstat|statx|lstat|stat)\(')
-at_most "check: stats for $N files" "$stats" $((N + 20))
+at_most "check: stats for $N files" "$stats" 20
 # Its start loads no libmount or libblkid (and no libselinux behind them):
 # devices and status open those when they need them.
 libs=$(count "$WORK/check.st" '^openat\(.*lib(mount|blkid|selinux)\.so')
@@ -85,7 +87,8 @@ strace -f -o "$WORK/realign.st" -e trace=fsync,fdatasync "$EXTALIGN" realign -q 
 	fail "realign failed: $(cat "$WORK/out")"
 grep -q "realigned 20 of 20" "$WORK/out" || fail "realign: $(cat "$WORK/out")"
 syncs=$(count "$WORK/realign.st" '(fsync|fdatasync)\(')
-at_most "realign: fsyncs for 20 files" "$syncs" $((3 * 20 + 2))
+# (a batch is flushed after a second too: a slow machine may need a few)
+at_most "realign: fsyncs for 20 files" "$syncs" $((3 * 20 + 10))
 
 # extalignd: per new file the name opened O_PATH, stat, reopened, its
 # attributes read, the hint set, stat again (data raced in?), two closes;
