@@ -46,6 +46,9 @@ endif
 
 B := build
 PKGS      := mount blkid libsystemd inih smartcols
+# libmount and libblkid are dlopen()ed where needed (lib/blockdev-fs.c): their
+# headers only.
+LINK_PKGS := libsystemd inih smartcols
 CC        ?= cc
 CFLAGS    ?= -O2 -g
 # Ours first, the user's (or dpkg-buildflags') CFLAGS last so they win.
@@ -53,7 +56,7 @@ EA_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
 	     -fno-strict-aliasing -D_GNU_SOURCE -DEXTALIGN_VERSION='"$(VERSION)"' \
 	     -Iinclude -MMD -MP $(shell $(PKG_CONFIG) --cflags $(PKGS))
 ALL_CFLAGS = $(EA_CFLAGS) $(CPPFLAGS) $(CFLAGS)
-LIBS      := $(shell $(PKG_CONFIG) --libs $(PKGS))
+LIBS      := $(shell $(PKG_CONFIG) --libs $(LINK_PKGS))
 # Recursively expanded: only building the unit tests asks for check, so the
 # programs build without the test packages.
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check)

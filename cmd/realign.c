@@ -889,7 +889,17 @@ int cmd_realign(int argc, char **argv)
 	if (j.json)
 		printf("{\n  \"extsize\": %u, \"dry_run\": %s,\n  \"files\": [",
 		       config ? 0 : extsize, j.o.dry_run ? "true" : "false");
+	/* Many files: their directories made durable together (realign.h). */
+	if (!j.o.dry_run && j.n > 1)
+		j.o.batch = ea_realign_batch_new();
 	run(&j);
+	r = ea_realign_batch_free(j.o.batch);
+	if (r < 0) {
+		warnx("the directories of the files realigned were not made durable: %s; "
+		      "after a crash the next run cleans up",
+		      strerror(-r));
+		j.status = exit_worst(j.status, EXIT_FAILED);
+	}
 	summary(&j, now_ns() - t0);
 	for (size_t i = 0; i < j.n; i++)
 		free(j.files[i].path);

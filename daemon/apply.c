@@ -141,6 +141,40 @@ static int warn_once(struct apply *a, dev_t dev, const char *rule)
 	return LOG_WARNING;
 }
 
+/*
+ * Set the hint, read back only until the filesystem has kept one of this
+ * kind: then the ioctl's answer is enough (see ea_hint_set_trusted()), one
+ * FS_IOC_FSGETXATTR less per new file.  Kept across reloads: a reload
+ * changes no kernel.
+ */
+static int hint_set(struct apply *a, int fd, dev_t dev, bool is_dir, const struct fsxattr *fsx,
+		    const struct ea_hint *h, unsigned *dropped)
+{
+	unsigned kind = ea_hint_kind(is_dir, h);
+	struct kept *k = NULL, *v;
+	int r;
+
+	*dropped = 0;
+	for (size_t i = 0; i < a->n_kept && !k; i++)
+		if (a->kept[i].dev == dev)
+			k = &a->kept[i];
+	if (kind && k && (k->kinds & kind) == kind)
+		return ea_hint_set_trusted(fd, is_dir, fsx, h);
+	r = ea_hint_set_from(fd, is_dir, fsx, h, dropped);
+	if (r < 0 || !kind)
+		return r;
+	if (!k) {
+		v = realloc(a->kept, (a->n_kept + 1) * sizeof(*v));
+		if (!v)
+			return 0; /* it is set; the next one reads back again */
+		a->kept = v;
+		k = &v[a->n_kept++];
+		*k = (struct kept){ .dev = dev };
+	}
+	k->kinds |= kind;
+	return 0;
+}
+
 void apply_free(struct apply *a)
 {
 	for (size_t i = 0; i < a->n_warned; i++)
@@ -148,11 +182,15 @@ void apply_free(struct apply *a)
 	free(a->warned);
 	a->warned = NULL;
 	a->n_warned = 0;
+	free(a->kept);
+	a->kept = NULL;
+	a->n_kept = 0;
 }
 
 void apply_set_policy(struct apply *a, const struct ea_policy *p)
 {
 	a->policy = p;
+	a->inside_rule = NULL; /* the old rules are gone */
 	a->project_rules = false;
 	for (size_t i = 0; i < p->n_rules; i++)
 		if (p->rules[i].kind == EA_RULE_PROJECT)
@@ -175,12 +213,36 @@ static bool walk_tree(struct apply *a, const struct fsmark *fs, int dirfd, const
 		      enum origin o);
 
 /*
+ * Is parentfd (or the directory fd itself) inside the rule's directory?
+ * For a file in a directory watch has kept open (dir_id, see struct
+ * new_name) the answer found for the name before it still holds: the
+ * directory is the same inode and no directory was renamed since.
+ */
+static int inside_rule(struct apply *a, const struct ea_rule *rule, int parentfd, int fd,
+		       bool is_dir, uint64_t dir_id)
+{
+	int r;
+
+	if (is_dir)
+		return dir_is_under(fd, rule->directory);
+	if (dir_id && dir_id == a->inside_dir_id && rule == a->inside_rule)
+		return 1;
+	r = dir_is_under(parentfd, rule->directory);
+	if (r > 0 && dir_id) {
+		a->inside_dir_id = dir_id;
+		a->inside_rule = rule;
+	}
+	return r;
+}
+
+/*
  * The file or directory open as fd (for reading, not O_PATH), whose name is
  * path.  parentfd is its directory, or -1 when a walk from a trusted root
- * found it (then containment holds by construction).
+ * found it (then containment holds by construction); dir_id is watch's
+ * (0: none).
  */
-static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int fd,
-		     const struct stat *st, const char *path, enum origin o)
+static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, uint64_t dir_id,
+		     int fd, const struct stat *st, const char *path, enum origin o)
 {
 	bool is_dir = S_ISDIR(st->st_mode);
 	/* A walk after the first one meets what was counted already. */
@@ -216,7 +278,7 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 		goto descend;
 
 	if (rule->kind == EA_RULE_DIRECTORY && (parentfd >= 0 || is_dir)) {
-		r = dir_is_under(is_dir ? fd : parentfd, rule->directory);
+		r = inside_rule(a, rule, parentfd, fd, is_dir, dir_id);
 		if (r <= 0) {
 			report_stat(a->report, rule->name, st->st_dev, EA_STAT_SKIPPED, 1);
 			log_id(&a->report->log, MSGID_RULE_DIR_UNSAFE, LOG_WARNING, rule->name,
@@ -252,7 +314,8 @@ static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, int
 		}
 	}
 
-	r = ea_hint_set(fd, is_dir, &h, &dropped);
+	/* From what was read above: the flags not ours stay as they are. */
+	r = hint_set(a, fd, st->st_dev, is_dir, &fsx, &h, &dropped);
 	if (r == 0 && !is_dir) {
 		struct stat now;
 
@@ -319,7 +382,7 @@ void apply_name(struct apply *a, const struct new_name *n)
 	enum origin o = n->origin;
 	_cleanup_free_ char *path = NULL;
 	_cleanup_close_ int pfd = -1, fd = -1;
-	struct stat st, st2;
+	struct stat st;
 	int r;
 
 	r = child_path(n->dirpath, name, &path);
@@ -374,32 +437,32 @@ void apply_name(struct apply *a, const struct new_name *n)
 		return;
 	if (S_ISDIR(st.st_mode)) {
 		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			fd = negative_errno();
 	} else {
-		char proc[64];
-
 		/* Reopens the very inode pfd holds; no name is resolved again. */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
-		fd = open(proc, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		fd = fd_reopen(a->proc_fd, pfd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		if (errno == EWOULDBLOCK) {
+		if (fd == -EWOULDBLOCK) {
 			/* Somebody holds a lease on it: in use, so not new and
 			 * empty; O_NONBLOCK kept us from waiting for the break. */
 			report_stat(a->report, NULL, st.st_dev, EA_STAT_SKIPPED, 1);
 			log_full(&a->report->log, LOG_INFO, NULL, path, -EWOULDBLOCK,
 				 "leased, left alone");
-		} else if (errno != ENOENT) {
-			report_error(a->report, EA_STAT_FAIL_IO, NULL, st.st_dev, path,
-				     negative_errno(), "cannot open");
+		} else if (fd != -ENOENT) {
+			report_error(a->report, EA_STAT_FAIL_IO, NULL, st.st_dev, path, fd,
+				     "cannot open");
 		}
 		return;
 	}
-	if (fstat(fd, &st2) < 0 || st2.st_ino != st.st_ino || st2.st_dev != st.st_dev) {
-		report_error(a->report, EA_STAT_FAIL_IO, NULL, st.st_dev, path, -ESTALE,
-			     "changed while being opened");
-		return;
-	}
-	apply_fd(a, fs, dirfd, fd, &st2, path, o);
+	/*
+	 * The same inode as pfd by construction (a directory's "." from its
+	 * O_PATH descriptor, a file's magic link on procfs), so the stat
+	 * above holds for it: what it says of the size is checked again
+	 * after the hint, which is what catches data that came meanwhile.
+	 */
+	apply_fd(a, fs, dirfd, n->dir_id, fd, &st, path, o);
 }
 
 struct walk_ctx {
@@ -453,7 +516,7 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 		if (e->fd < 0)
 			break; /* being realigned */
 		/* Found by walking from a tree root we opened without symlinks. */
-		apply_fd(c->a, c->fs, -1, e->fd, &e->st, e->path, ORIGIN_SCAN);
+		apply_fd(c->a, c->fs, -1, 0, e->fd, &e->st, e->path, ORIGIN_SCAN);
 		break;
 	case EA_WALK_SYMLINK:
 	case EA_WALK_OTHER:
@@ -507,7 +570,7 @@ void apply_rescan(struct apply *a, bool overflow)
 			continue;
 		fs = a->hooks.fs_of ? a->hooks.fs_of(a->hooks.userdata, st.st_dev) : NULL;
 		dir_seen(a, fd, p->watch[i].path);
-		apply_fd(a, fs, -1, fd, &st, p->watch[i].path, ORIGIN_SCAN);
+		apply_fd(a, fs, -1, 0, fd, &st, p->watch[i].path, ORIGIN_SCAN);
 		if (!walk_tree(a, fs, fd, p->watch[i].path, ORIGIN_SCAN))
 			break;
 	}

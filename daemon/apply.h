@@ -31,6 +31,12 @@ struct apply_hooks {
 	const struct fsmark *(*fs_of)(void *userdata, dev_t dev);
 };
 
+/* The kinds of hint (ea_hint_kind()) a filesystem was seen to keep. */
+struct kept {
+	dev_t dev;
+	unsigned kinds;
+};
+
 /* A filesystem (and rule, "" for none) already warned about. */
 struct warned {
 	dev_t dev;
@@ -51,6 +57,13 @@ struct apply {
 	bool rescanning;   /* a later walk: counts nothing a first one counted */
 	struct warned *warned;
 	size_t n_warned;
+	struct kept *kept;
+	size_t n_kept;
+	int proc_fd; /* /proc/self/fd, main's; -1: paths */
+	/* The last event directory found inside a rule's tree: watch's id for
+	 * it (see struct new_name) and the rule. */
+	uint64_t inside_dir_id;
+	const struct ea_rule *inside_rule;
 };
 
 void apply_set_policy(struct apply *a, const struct ea_policy *p);

@@ -80,9 +80,15 @@ struct jobs {
 	struct disk_sample *disks;
 	size_t n_disks;
 	uint64_t idle_since; /* monotonic usec; 0: not idle */
+	uint64_t last_poll;  /* the last idleness sample */
 	uint64_t next_poll;
 	uint64_t next_scan; /* monotonic usec of the next realign scan */
+	bool scan_rules;    /* some rule has realign = yes: scans are due */
+	bool off_said;	    /* the queue was told realignment is off */
 };
+
+/* Progress of running jobs is read this often for extalign status. */
+#define JOBS_PROGRESS_USEC 200000ULL
 
 struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_realign,
 		      const char *realign_dir)
@@ -100,6 +106,14 @@ struct jobs *jobs_new(struct late_list *late, struct report *report, bool no_rea
 void jobs_set_policy(struct jobs *J, const struct ea_policy *p)
 {
 	J->policy = p;
+	J->scan_rules = false;
+	if (p->daemon.realign && !J->no_realign)
+		for (size_t i = 0; i < p->n_rules; i++)
+			if (p->rules[i].kind == EA_RULE_DIRECTORY && p->rules[i].realign)
+				J->scan_rules = true;
+	/* New limits and switches: look again at once. */
+	J->next_poll = 0;
+	J->off_said = false;
 }
 
 static void job_close(struct job *j)
@@ -132,6 +146,7 @@ void jobs_queue(struct jobs *J, size_t late_index)
 	J->queue = v;
 	v[J->n_queue++] = late_index;
 	J->late->v[late_index].queue = "queued";
+	J->off_said = false; /* the new entry wants its reason too */
 }
 
 /* The whole disk a filesystem's device belongs to: a partition's parent. */
@@ -593,6 +608,7 @@ static bool machine_idle(struct jobs *J)
 	if (!c->realign || J->no_realign) {
 		queue_reason(J, "realignment is off (%s)",
 			     J->no_realign ? "--no-realign" : "realign = no in [daemon]");
+		J->off_said = true;
 		return false;
 	}
 	if (!in_window(J)) {
@@ -614,6 +630,29 @@ static bool machine_idle(struct jobs *J)
 	return true;
 }
 
+static uint64_t poll_interval(const struct ea_daemon_conf *c)
+{
+	return c->idle_poll_usec ? c->idle_poll_usec : 1000000;
+}
+
+uint64_t jobs_next_wakeup(const struct jobs *J, uint64_t now)
+{
+	const struct ea_daemon_conf *c = &J->policy->daemon;
+	uint64_t poll_at = J->next_poll ? J->next_poll : now, scan_at;
+
+	if (J->n_run)
+		return poll_at < now + JOBS_PROGRESS_USEC ? poll_at : now + JOBS_PROGRESS_USEC;
+	/* With realignment off, a queue waits for a reload: once told why,
+	 * it needs no more polls. */
+	if (J->n_queue && ((c->realign && !J->no_realign) || !J->off_said))
+		return poll_at;
+	if (J->scan_rules) {
+		scan_at = J->next_scan ? J->next_scan : now;
+		return poll_at > scan_at ? poll_at : scan_at;
+	}
+	return 0;
+}
+
 enum jobs_tick jobs_tick(struct jobs *J)
 {
 	const struct ea_daemon_conf *c = &J->policy->daemon;
@@ -627,10 +666,15 @@ enum jobs_tick jobs_tick(struct jobs *J)
 	 * misaligned before the daemon came are what realign = yes is for. */
 	if (!J->next_scan)
 		J->next_scan = now;
-	scan_due = c->realign && !J->no_realign && now >= J->next_scan;
+	scan_due = J->scan_rules && now >= J->next_scan;
 	if (!J->n_queue && !J->n_run && !scan_due)
 		return JOBS_WAIT;
-	J->next_poll = now + (c->idle_poll_usec ? c->idle_poll_usec : 1000000);
+	/* Idleness must be seen at every poll: after a pause in the sampling
+	 * (nothing was pending, so the timer slept) the streak starts again. */
+	if (J->last_poll && now - J->last_poll > 2 * poll_interval(c))
+		J->idle_since = 0;
+	J->last_poll = now;
+	J->next_poll = now + poll_interval(c);
 
 	/* Disk busy-ness is judged per disk when a job would start there: a
 	 * running job makes its own disk busy and must not stop itself. */

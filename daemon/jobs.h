@@ -31,9 +31,15 @@ enum jobs_tick {
 };
 /* Called from the timer: stop jobs when busy, say whether to start some. */
 enum jobs_tick jobs_tick(struct jobs *J);
+/*
+ * When jobs_tick() has something to do next (monotonic usec; it may be in
+ * the past), or 0 when nothing is pending: no queue, no job, no scan due.
+ * The loop sleeps without a timer then.
+ */
+uint64_t jobs_next_wakeup(const struct jobs *J, uint64_t now);
 /* Start queued jobs on disks that have none and are not busy. */
 void jobs_start(struct jobs *J);
-/* Read the running jobs' progress into their late entries (every tick). */
+/* Read the running jobs' progress into their late entries (every tick while they run). */
 void jobs_progress(struct jobs *J);
 /* A job's child ended (SIGCHLD via the signalfd). */
 void jobs_reap(struct jobs *J);

@@ -2,7 +2,9 @@
 /*
  * extalignd: the event loop.  One thread, one epoll: the fanotify (or
  * inotify) descriptor, a signalfd for SIGTERM/SIGINT/SIGHUP/SIGCHLD and a
- * timerfd for the watchdog, the state file and the realignment jobs.
+ * timerfd for the watchdog, the state file and the realignment jobs.  The
+ * timer is one-shot, armed for the earliest of those that is pending: an
+ * idle daemon sleeps in epoll_wait() until something happens.
  *
  * main owns the loop and wires the parts, whose data flows one way:
  *	watch  kernel events -> "a new name in this directory"
@@ -45,8 +47,6 @@
 /* systemd's StateDirectory=extalign, when not run by systemd. */
 #define EA_PERSISTENT_DIR "/var/lib/extalign"
 
-/* How often the loop wakes without events: state file, STATUS=, jobs. */
-#define TICK_USEC 200000ULL
 /* The state file and STATUS= are rewritten at most this often. */
 #define STATE_MIN_INTERVAL_USEC 500000ULL
 /* Late files listed in the state file; the counter has the total. */
@@ -75,7 +75,9 @@ struct daemon {
 
 	uint64_t start_realtime_usec;
 	uint64_t watchdog_usec;
-	uint64_t last_state_usec; /* monotonic */
+	uint64_t last_watchdog_usec; /* monotonic, like the two below */
+	uint64_t last_state_usec;
+	uint64_t timer_at; /* when the timer fires; 0: disarmed */
 	const char *phase;
 	const char *last_reload; /* "ok", "refused"; NULL before any reload */
 
@@ -464,11 +466,6 @@ static int epoll_add(int ep, int fd, uint64_t tag)
 
 static int setup_loop(struct daemon *d, sigset_t *mask)
 {
-	struct itimerspec its = {
-		.it_interval = { 0, (long)TICK_USEC * 1000 },
-		.it_value = { 0, (long)TICK_USEC * 1000 },
-	};
-
 	sigemptyset(mask);
 	sigaddset(mask, SIGTERM);
 	sigaddset(mask, SIGINT);
@@ -483,23 +480,58 @@ static int setup_loop(struct daemon *d, sigset_t *mask)
 	d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (d->signal_fd < 0 || d->epoll_fd < 0 || d->timer_fd < 0)
 		return negative_errno();
-	if (timerfd_settime(d->timer_fd, 0, &its, NULL) < 0)
-		return negative_errno();
 	if (epoll_add(d->epoll_fd, d->signal_fd, EV_SIGNAL) < 0 ||
 	    epoll_add(d->epoll_fd, d->timer_fd, EV_TIMER) < 0)
 		return negative_errno();
 	return 0;
 }
 
-static void tick(struct daemon *d)
+static uint64_t earliest(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/*
+ * Arm the timer for the next thing that is due, or disarm it: the watchdog
+ * (twice per WatchdogSec=), a state file to rewrite (at most every
+ * STATE_MIN_INTERVAL_USEC), and whatever the jobs wait for.  Called after
+ * every round of the loop; the system call only when the time changed.
+ */
+static void arm_timer(struct daemon *d)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), at = jobs_next_wakeup(d->jobs, now);
+	struct itimerspec its = { 0 };
+
+	if (d->report.dirty)
+		at = earliest(at, d->last_state_usec + STATE_MIN_INTERVAL_USEC);
+	if (d->watchdog_usec)
+		at = earliest(at, d->last_watchdog_usec + d->watchdog_usec / 2);
+	if (at == d->timer_at)
+		return;
+	if (at) {
+		its.it_value.tv_sec = (time_t)(at / 1000000);
+		its.it_value.tv_nsec = (long)(at % 1000000) * 1000;
+	}
+	/* A time in the past fires at once; { 0, 0 } disarms. */
+	if (timerfd_settime(d->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+		report_error(&d->report, _EA_STAT_MAX, NULL, 0, NULL, negative_errno(),
+			     "cannot arm the timer");
+		return;
+	}
+	d->timer_at = at;
+}
+
+static void on_timer(struct daemon *d)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), expirations;
 
 	if (read(d->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 		return;
-	/* Every tick is far below any sane WatchdogSec=: ping each time. */
-	if (d->watchdog_usec)
+	d->timer_at = 0; /* fired: arm_timer() sets it again */
+	if (d->watchdog_usec && now - d->last_watchdog_usec >= d->watchdog_usec / 2) {
 		sd_notify(0, "WATCHDOG=1");
+		d->last_watchdog_usec = now;
+	}
 	switch (jobs_tick(d->jobs)) {
 	case JOBS_IDLE_SCAN:
 		apply_realign_scan(&d->apply);
@@ -541,7 +573,10 @@ static int run(struct daemon *d)
 {
 	for (;;) {
 		struct epoll_event evs[8];
-		int n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), -1);
+		int n;
+
+		arm_timer(d);
+		n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -559,7 +594,7 @@ static int run(struct daemon *d)
 				r = watch_inotify_read(&d->watch);
 				break;
 			case EV_TIMER:
-				tick(d);
+				on_timer(d);
 				break;
 			case EV_SIGNAL:
 				if (on_signal(d))
@@ -674,6 +709,8 @@ static void daemon_free(struct daemon *d)
 	d->bdevs = NULL;
 	closep(&d->watch.fan_fd);
 	closep(&d->watch.ino_fd);
+	closep(&d->watch.proc_fd);
+	d->apply.proc_fd = -1; /* the same descriptor */
 	closep(&d->epoll_fd);
 	closep(&d->signal_fd);
 	closep(&d->timer_fd);
@@ -783,7 +820,8 @@ int main(int argc, char **argv)
 		.epoll_fd = -1,
 		.signal_fd = -1,
 		.timer_fd = -1,
-		.watch = { .fan_fd = -1, .ino_fd = -1 },
+		.watch = { .fan_fd = -1, .ino_fd = -1, .proc_fd = -1, .last_dir = { .fd = -1 } },
+		.apply = { .proc_fd = -1 },
 		.state_dir_fd = -1,
 		.persistent_dir_fd = -1,
 		.phase = "starting",
@@ -909,6 +947,9 @@ int main(int argc, char **argv)
 	r = open_state_dirs(&d);
 	if (r < 0)
 		goto out;
+	/* Without it (no procfs), the same through /proc/self/fd paths. */
+	r = proc_fd_open();
+	d.watch.proc_fd = d.apply.proc_fd = r < 0 ? -1 : r;
 	d.jobs = jobs_new(&d.late, &d.report, d.no_realign, realign_dir);
 	if (!d.jobs) {
 		r = -ENOMEM;
@@ -938,6 +979,7 @@ int main(int argc, char **argv)
 		epoll_add(d.epoll_fd, d.watch.ino_fd, EV_INOTIFY);
 	if (sd_watchdog_enabled(0, &d.watchdog_usec) <= 0)
 		d.watchdog_usec = 0;
+	d.last_watchdog_usec = now_usec(CLOCK_MONOTONIC);
 
 	/*
 	 * Marks first, then the scan: nothing made in between is missed.  With

@@ -1,36 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Where a filesystem is mounted, for the metrics' mountpoint label.  Apart
- * from util.c: libmount brings <sys/mount.h>, whose open_tree() is not ours.
+ * Where a filesystem is mounted, for the metrics' mountpoint label.  Read
+ * through libextalign's mount table, which loads libmount only when asked:
+ * the daemon pays for it once per filesystem, not at every start.
  */
-#include <libmount.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 
+#include "extalign/blockdev.h"
 #include "mountpoint.h"
 
 char *mountpoint_of(dev_t dev)
 {
-	struct libmnt_table *tb = mnt_new_table_from_file("/proc/self/mountinfo");
-	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
-	struct libmnt_fs *fs;
-	const char *found = NULL;
+	struct ea_mount *m = NULL;
+	const char *found = "";
+	size_t n = 0;
 	char *ret;
 
-	while (tb && it && mnt_table_next_fs(tb, it, &fs) == 0) {
-		const char *root = mnt_fs_get_root(fs);
-
-		if (mnt_fs_get_devno(fs) != dev)
-			continue;
-		/* A bind mount of a subdirectory names less of the filesystem. */
-		if (!found || (root && !strcmp(root, "/"))) {
-			found = mnt_fs_get_target(fs);
-			if (root && !strcmp(root, "/"))
+	if (ea_mounts_read(NULL, &m, &n) >= 0)
+		for (size_t i = 0; i < n; i++)
+			if (m[i].major == major(dev) && m[i].minor == minor(dev)) {
+				found = m[i].target;
 				break;
-		}
-	}
+			}
 	ret = strdup(found ? found : "");
-	mnt_free_iter(it);
-	mnt_unref_table(tb);
+	ea_mounts_free(m, n);
 	return ret;
 }

@@ -3,8 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,4 +71,52 @@ int open_tree(const char *path, int flags)
 	/* The path was "/" or "." alone: reopen with the flags asked for. */
 	fd = openat(cur, ".", flags | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? negative_errno() : (int)fd;
+}
+
+int proc_fd_open(void)
+{
+	_cleanup_close_ int fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct statfs sfs;
+
+	if (fd < 0)
+		return negative_errno();
+	if (fstatfs(fd, &sfs) < 0)
+		return negative_errno();
+	if (sfs.f_type != PROC_SUPER_MAGIC)
+		return -ENOTSUP;
+	return TAKE_FD(fd);
+}
+
+int fd_reopen(int proc_fd, int fd, int flags)
+{
+	char name[32];
+	int r;
+
+	if (proc_fd >= 0) {
+		snprintf(name, sizeof(name), "%d", fd);
+		r = openat(proc_fd, name, flags);
+	} else {
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+		r = open(name, flags);
+	}
+	return r < 0 ? negative_errno() : r;
+}
+
+int fd_path(int proc_fd, int fd, char **ret)
+{
+	char name[32], buf[PATH_MAX];
+	ssize_t n;
+
+	if (proc_fd >= 0) {
+		snprintf(name, sizeof(name), "%d", fd);
+		n = readlinkat(proc_fd, name, buf, sizeof(buf) - 1);
+	} else {
+		snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+		n = readlink(name, buf, sizeof(buf) - 1);
+	}
+	if (n < 0)
+		return negative_errno();
+	buf[n] = 0;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
 }

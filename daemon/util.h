@@ -19,6 +19,16 @@
 uint64_t now_usec(int clock);
 /* Open an administrator's directory path, refusing symlinks in any component. */
 int open_tree(const char *path, int flags);
+/*
+ * /proc/self/fd, open once: each reopen of a file through its O_PATH
+ * descriptor and each directory path read back is then one name to look up,
+ * not four.  -errno when it is not procfs.
+ */
+int proc_fd_open(void);
+/* open() the very inode fd holds, through proc_fd (or the path, when -1). */
+int fd_reopen(int proc_fd, int fd, int flags);
+/* The path fd has now, as this mount namespace sees it: readlink. */
+int fd_path(int proc_fd, int fd, char **ret);
 
 /* ---- logging (log.c) ------------------------------------------------------ */
 

@@ -19,6 +19,7 @@
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "watch.h"
 #include "message-ids.h"
@@ -30,6 +31,8 @@
 #define IN_EVENTS  (IN_CREATE | IN_MOVED_TO | IN_EXCL_UNLINK)
 /* Reads of up to 64 KiB per wake-up (a few thousand events). */
 #define READ_BURST 8
+/* How long an event's directory and its path are kept at most. */
+#define DIR_CACHE_USEC 1000000ULL
 
 const struct fsmark *watch_find_dev(const struct watch *w, dev_t dev)
 {
@@ -49,26 +52,11 @@ static struct fsmark *find_fsid(struct watch *w, const __kernel_fsid_t *fsid)
 
 /* Hand a name to whoever main wired in; watch itself decides nothing. */
 static void new_name(struct watch *w, const struct fsmark *fs, int dirfd, const char *dirpath,
-		     const char *name, enum origin o)
+		     const char *name, enum origin o, uint64_t dir_id)
 {
-	const struct new_name n = { fs, dirfd, dirpath, name, o };
+	const struct new_name n = { fs, dirfd, dirpath, name, o, dir_id };
 
 	w->on_name(w->userdata, &n);
-}
-
-/* The directory path an fd has now, as this mount namespace sees it. */
-static int fd_path(int fd, char **ret)
-{
-	char proc[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, buf, sizeof(buf) - 1);
-	if (n < 0)
-		return negative_errno();
-	buf[n] = 0;
-	*ret = strdup(buf);
-	return *ret ? 0 : -ENOMEM;
 }
 
 /* Open path, or its nearest existing ancestor when it does not exist yet. */
@@ -151,7 +139,7 @@ static void watch_above(struct watch *w, int dirfd, const char *path)
 
 			if (fstat(dirfd, &st) == 0)
 				new_name(w, watch_find_dev(w, st.st_dev), dirfd, path, de->d_name,
-					 ORIGIN_CREATE);
+					 ORIGIN_CREATE, 0);
 		}
 	}
 }
@@ -214,6 +202,16 @@ static int mark_filesystem(struct watch *w, const char *tree)
 	return m->fstype ? 0 : -ENOMEM;
 }
 
+static void dir_forget(struct watch *w)
+{
+	struct dir_cache *c = &w->last_dir;
+
+	closep(&c->fd);
+	free(c->path);
+	c->path = NULL;
+	c->handle_len = 0;
+}
+
 static int backend_init(struct watch *w, enum ea_watch_backend want)
 {
 	if (want != EA_WATCH_INOTIFY) {
@@ -238,6 +236,7 @@ static int backend_init(struct watch *w, enum ea_watch_backend want)
 
 int watch_setup(struct watch *w)
 {
+	dir_forget(w); /* a reload: marks and rules may change */
 	enum ea_watch_backend want = w->policy->daemon.watch;
 	int r = 0;
 
@@ -294,8 +293,10 @@ void watch_prune(struct watch *w)
 	w->n_marks = keep;
 }
 
+
 void watch_teardown(struct watch *w)
 {
+	dir_forget(w);
 	for (size_t i = 0; i < w->n_marks; i++)
 		fsmark_free(&w->marks[i]);
 	free(w->marks);
@@ -318,38 +319,87 @@ static void overflow(struct watch *w)
 	       "event queue overflow: rescanning the watched trees");
 }
 
+static size_t handle_len(const struct file_handle *h)
+{
+	return sizeof(*h) + h->handle_bytes;
+}
+
+/*
+ * The directory of an event, open (O_PATH) and with its path.  A storm is
+ * thousands of names in one directory, and so is a program making files
+ * one after the other: the directory of the event before is kept, so each
+ * of them costs no open_by_handle_at() and no readlink().  Events come in
+ * the order things happened, so a rename of any directory (which may change
+ * the path) is seen before the names made after it, and drops what is kept;
+ * so does an overflow.  Mounts change paths without an event: what is kept
+ * is also dropped when it is older than DIR_CACHE_USEC.
+ */
+static int event_dir(struct watch *w, struct fsmark *fs, const struct fan_event *ev,
+		     const struct dir_cache **ret)
+{
+	struct dir_cache *c = &w->last_dir;
+	size_t len = handle_len(ev->dir);
+	_cleanup_close_ int fd = -1;
+	char *path = NULL;
+	int r;
+
+	if (c->handle_len == len && !memcmp(&c->fsid, &ev->fsid, sizeof(c->fsid)) &&
+	    !memcmp(c->handle, ev->dir, len)) {
+		*ret = c;
+		return 0;
+	}
+	/* The cast drops const: the kernel only reads the handle. */
+	fd = open_by_handle_at(fs->fd, (struct file_handle *)ev->dir,
+			       O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return negative_errno();
+	r = fd_path(w->proc_fd, fd, &path);
+	if (r < 0)
+		return r;
+	dir_forget(w);
+	c->fd = TAKE_FD(fd);
+	c->path = path;
+	c->id = ++w->dir_ids;
+	c->usec = now_usec(CLOCK_MONOTONIC);
+	c->fsid = ev->fsid;
+	if (len <= sizeof(c->handle)) {
+		memcpy(c->handle, ev->dir, len);
+		c->handle_len = len;
+	}
+	*ret = c;
+	return 0;
+}
+
 static void fan_one(struct watch *w, const struct fan_event *ev)
 {
-	_cleanup_close_ int dirfd = -1;
-	_cleanup_free_ char *dirpath = NULL;
+	const struct dir_cache *dir;
 	struct fsmark *fs;
 	int r;
 
 	w->report->counters[EA_CNT_EVENTS]++;
 	if (ev->mask & FAN_Q_OVERFLOW) {
+		dir_forget(w);
 		overflow(w);
 		return;
 	}
+	/* A directory renamed: the paths below it are not what they were. */
+	if ((ev->mask & (FAN_MOVED_TO | FAN_ONDIR)) == (FAN_MOVED_TO | FAN_ONDIR))
+		dir_forget(w);
 	if (!ev->dir || !ev->name)
 		return;
 	fs = find_fsid(w, &ev->fsid);
 	if (!fs)
 		return; /* a mark removed by a reload, events still queued */
-	/* The cast drops const: the kernel only reads the handle. */
-	dirfd = open_by_handle_at(fs->fd, (struct file_handle *)ev->dir,
-				  O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dirfd < 0) {
-		if (errno != ESTALE && errno != ENOENT) /* the directory is gone already */
-			report_error(w->report, EA_STAT_FAIL_IO, NULL, fs->dev, fs->path,
-				     negative_errno(),
+	r = event_dir(w, fs, ev, &dir);
+	if (r < 0) {
+		if (r != -ESTALE && r != -ENOENT) /* the directory is gone already */
+			report_error(w->report, EA_STAT_FAIL_IO, NULL, fs->dev, fs->path, r,
 				     "cannot open an event's directory by handle");
 		return;
 	}
-	r = fd_path(dirfd, &dirpath);
-	if (r < 0)
-		return;
-	new_name(w, fs, dirfd, dirpath, ev->name,
-		 ev->mask & FAN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
+	new_name(w, fs, dir->fd, dir->path, ev->name,
+		 ev->mask & FAN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE,
+		 dir->handle_len ? dir->id : 0);
 }
 
 int watch_fanotify_read(struct watch *w)
@@ -374,6 +424,9 @@ int watch_fanotify_read(struct watch *w)
 			return negative_errno();
 		}
 		len = (size_t)n;
+		if (w->last_dir.path &&
+		    now_usec(CLOCK_MONOTONIC) - w->last_dir.usec > DIR_CACHE_USEC)
+			dir_forget(w);
 		while ((r = fan_event_next(&p, &len, &ev)) > 0)
 			fan_one(w, &ev);
 		if (r < 0) {
@@ -457,7 +510,7 @@ static void ino_one(struct watch *w, const struct inotify_event *ev)
 		iwatch_drop(w, iw);
 		return;
 	}
-	if (!ev->len || fd_path(iw->fd, &dirpath) < 0 || fstat(iw->fd, &st) < 0)
+	if (!ev->len || fd_path(w->proc_fd, iw->fd, &dirpath) < 0 || fstat(iw->fd, &st) < 0)
 		return;
 	fs = watch_find_dev(w, st.st_dev);
 	/* A directory on the way to a tree that does not exist yet: watch it
@@ -471,7 +524,7 @@ static void ino_one(struct watch *w, const struct inotify_event *ev)
 			watch_above(w, fd, path);
 	}
 	new_name(w, fs, iw->fd, dirpath, ev->name,
-		 ev->mask & IN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE);
+		 ev->mask & IN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE, 0);
 }
 
 int watch_inotify_read(struct watch *w)

@@ -8,6 +8,7 @@
 #ifndef EXTALIGND_WATCH_H
 #define EXTALIGND_WATCH_H
 
+#include <fcntl.h>
 #include <linux/fanotify.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -46,6 +47,24 @@ struct new_name {
 	const char *dirpath;
 	const char *name;
 	enum origin origin;
+	/*
+	 * Not 0: the same number comes with every name in this directory for
+	 * as long as watch holds it open (no directory renamed meanwhile, and
+	 * at most a second), so what was found out about the directory itself
+	 * holds for all of them.
+	 */
+	uint64_t dir_id;
+};
+
+/* The directory of the last fanotify event, by its file handle. */
+struct dir_cache {
+	__kernel_fsid_t fsid;
+	unsigned char handle[sizeof(struct file_handle) + MAX_HANDLE_SZ];
+	size_t handle_len; /* 0: nothing held */
+	int fd;
+	char *path;
+	uint64_t id;
+	uint64_t usec; /* monotonic: when it was opened */
 };
 
 struct watch {
@@ -54,6 +73,9 @@ struct watch {
 	const char *force_watch;       /* --watch, overrides [daemon] watch */
 	enum ea_watch_backend backend; /* the one in use: FANOTIFY or INOTIFY */
 	int fan_fd, ino_fd;
+	int proc_fd; /* /proc/self/fd, main's; -1: paths */
+	struct dir_cache last_dir;
+	uint64_t dir_ids;
 
 	struct fsmark *marks;
 	size_t n_marks;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Superblock facts (libblkid, ext4 superblock) and the mount table (libmount). */
 #include <blkid.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libmount.h>
@@ -22,6 +23,80 @@
 #define EXT4_SB_FEATURE_RO_COMPAT 0x64
 #define EXT4_MAGIC		  0xEF53
 #define EXT4_RO_COMPAT_BIGALLOC	  0x0200
+
+/*
+ * libblkid and libmount are opened the first time they are needed, not
+ * linked: only "devices" and "status" use them, and linking them (with
+ * libselinux and libpcre2 behind them; libselinux's constructor reads
+ * /proc/filesystems) cost every start of extalign about 1 ms, a start the
+ * CLI makes once per xargs batch: some 40 times for check over 100,000
+ * paths, where that millisecond was most of the gap to filefrag
+ * (tests/bench/compare.sh).  -ELIBACC when a library is not there.
+ */
+#define BLKID_SYMBOLS(X)                     \
+	X(blkid_new_probe_from_filename)     \
+	X(blkid_free_probe)                  \
+	X(blkid_probe_enable_superblocks)    \
+	X(blkid_probe_set_superblocks_flags) \
+	X(blkid_do_safeprobe)                \
+	X(blkid_probe_lookup_value)          \
+	X(blkid_probe_get_fd)
+#define MOUNT_SYMBOLS(X)       \
+	X(mnt_new_table)       \
+	X(mnt_unref_table)     \
+	X(mnt_new_iter)        \
+	X(mnt_free_iter)       \
+	X(mnt_table_parse_file) \
+	X(mnt_reset_iter)      \
+	X(mnt_table_next_fs)   \
+	X(mnt_fs_get_devno)    \
+	X(mnt_fs_get_root)     \
+	X(mnt_fs_get_target)   \
+	X(mnt_fs_get_fstype)
+
+#define DL_DECLARE(name) static typeof(name) *dl_##name;
+BLKID_SYMBOLS(DL_DECLARE)
+MOUNT_SYMBOLS(DL_DECLARE)
+#define DL_LOAD(name)                                 \
+	if (!(dl_##name = (typeof(name) *)dlsym(h, #name))) \
+		return -ELIBBAD;
+
+/* The library's state: 1 not tried yet, then 0 or -errno for good. */
+static int blkid_loaded = 1, mount_loaded = 1;
+
+static int blkid_open(void)
+{
+	void *h = dlopen("libblkid.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return -ELIBACC;
+	BLKID_SYMBOLS(DL_LOAD)
+	return 0;
+}
+
+static int mount_open(void)
+{
+	void *h = dlopen("libmount.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return -ELIBACC;
+	MOUNT_SYMBOLS(DL_LOAD)
+	return 0;
+}
+
+static int blkid_load(void)
+{
+	if (blkid_loaded > 0)
+		blkid_loaded = blkid_open();
+	return blkid_loaded;
+}
+
+static int mount_load(void)
+{
+	if (mount_loaded > 0)
+		mount_loaded = mount_open();
+	return mount_loaded;
+}
 
 static uint32_t le32_at(const unsigned char *p)
 {
@@ -55,7 +130,7 @@ int ea_ext4_super_parse(const unsigned char *sb, size_t len, struct ea_super *re
 static void blkid_free_probep(blkid_probe *pr)
 {
 	if (*pr)
-		blkid_free_probe(*pr);
+		dl_blkid_free_probe(*pr);
 }
 
 int ea_super_read(const char *devnode, struct ea_super *ret)
@@ -66,18 +141,21 @@ int ea_super_read(const char *devnode, struct ea_super *ret)
 	int r;
 
 	*ret = (struct ea_super){ 0 };
+	r = blkid_load();
+	if (r < 0)
+		return r;
 	errno = 0;
-	pr = blkid_new_probe_from_filename(devnode);
+	pr = dl_blkid_new_probe_from_filename(devnode);
 	if (!pr)
 		return negative_errno();
-	blkid_probe_enable_superblocks(pr, 1);
-	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
-	r = blkid_do_safeprobe(pr);
+	dl_blkid_probe_enable_superblocks(pr, 1);
+	dl_blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	r = dl_blkid_do_safeprobe(pr);
 	if (r < 0)
 		return -EIO;
 	if (r == 1)
 		return 0; /* nothing recognised: type stays "" */
-	if (!blkid_probe_lookup_value(pr, "TYPE", &val, NULL))
+	if (!dl_blkid_probe_lookup_value(pr, "TYPE", &val, NULL))
 		snprintf(ret->type, sizeof(ret->type), "%s", val);
 	/*
 	 * Not libblkid's BLOCK_SIZE: for XFS 2.38 puts the sector size there.
@@ -85,7 +163,7 @@ int ea_super_read(const char *devnode, struct ea_super *ret)
 	 */
 	if (!strcmp(ret->type, "ext4") || !strcmp(ret->type, "ext3") ||
 	    !strcmp(ret->type, "ext2")) {
-		ssize_t n = pread(blkid_probe_get_fd(pr), sb, sizeof(sb), EXT4_SB_OFFSET);
+		ssize_t n = pread(dl_blkid_probe_get_fd(pr), sb, sizeof(sb), EXT4_SB_OFFSET);
 
 		if (n < 0)
 			return negative_errno();
@@ -107,12 +185,14 @@ void ea_mounts_free(struct ea_mount *m, size_t count)
 
 static void mnt_unref_tablep(struct libmnt_table **t)
 {
-	mnt_unref_table(*t);
+	if (*t)
+		dl_mnt_unref_table(*t);
 }
 
 static void mnt_free_iterp(struct libmnt_iter **i)
 {
-	mnt_free_iter(*i);
+	if (*i)
+		dl_mnt_free_iter(*i);
 }
 
 int ea_mounts_read(const char *path, struct ea_mount **ret, size_t *count)
@@ -124,11 +204,14 @@ int ea_mounts_read(const char *path, struct ea_mount **ret, size_t *count)
 	size_t n = 0;
 	int r;
 
-	tb = mnt_new_table();
-	it = mnt_new_iter(MNT_ITER_FORWARD);
+	r = mount_load();
+	if (r < 0)
+		return r;
+	tb = dl_mnt_new_table();
+	it = dl_mnt_new_iter(MNT_ITER_FORWARD);
 	if (!tb || !it)
 		return -ENOMEM;
-	r = mnt_table_parse_file(tb, path ? path : "/proc/self/mountinfo");
+	r = dl_mnt_table_parse_file(tb, path ? path : "/proc/self/mountinfo");
 	if (r < 0)
 		return r;
 
@@ -138,10 +221,10 @@ int ea_mounts_read(const char *path, struct ea_mount **ret, size_t *count)
 	 * path on the filesystem then resolves to its natural mount point.
 	 */
 	for (int pass = 0; pass < 2; pass++) {
-		mnt_reset_iter(it, MNT_ITER_FORWARD);
-		while (mnt_table_next_fs(tb, it, &fs) == 0) {
-			dev_t dev = mnt_fs_get_devno(fs);
-			const char *root = mnt_fs_get_root(fs);
+		dl_mnt_reset_iter(it, MNT_ITER_FORWARD);
+		while (dl_mnt_table_next_fs(tb, it, &fs) == 0) {
+			dev_t dev = dl_mnt_fs_get_devno(fs);
+			const char *root = dl_mnt_fs_get_root(fs);
 			bool is_root = root && !strcmp(root, "/");
 			struct ea_mount *nv;
 			size_t i;
@@ -158,8 +241,8 @@ int ea_mounts_read(const char *path, struct ea_mount **ret, size_t *count)
 				goto oom;
 			v = nv;
 			v[n] = (struct ea_mount){
-				.target = strdup(mnt_fs_get_target(fs) ?: ""),
-				.fstype = strdup(mnt_fs_get_fstype(fs) ?: ""),
+				.target = strdup(dl_mnt_fs_get_target(fs) ?: ""),
+				.fstype = strdup(dl_mnt_fs_get_fstype(fs) ?: ""),
 				.major = major(dev),
 				.minor = minor(dev),
 			};

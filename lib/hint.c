@@ -32,29 +32,56 @@ int ea_hint_set(int fd, bool is_dir, const struct ea_hint *want, unsigned *dropp
 	return ea_hint_set_from(fd, is_dir, &fsx, want, dropped);
 }
 
-int ea_hint_set_from(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want,
-		     unsigned *dropped)
+/*
+ * On a directory the size goes with FS_XFLAG_EXTSZINHERIT only: XFS
+ * ignores FS_XFLAG_EXTSIZE there and files pick up the size at create.
+ */
+static uint32_t size_flag_of(bool is_dir)
 {
-	/*
-	 * On a directory the size goes with FS_XFLAG_EXTSZINHERIT only: XFS
-	 * ignores FS_XFLAG_EXTSIZE there and files pick up the size at create.
-	 */
-	uint32_t size_flag = is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
-	unsigned lost = 0;
-	struct fsxattr fsx = *cur, got;
-	int r;
+	return is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
+}
 
-	*dropped = 0;
+static int hint_write(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want)
+{
+	struct fsxattr fsx = *cur;
+
 	if (want->extsize && (!is_dir || want->inherit)) {
-		fsx.fsx_xflags |= size_flag;
+		fsx.fsx_xflags |= size_flag_of(is_dir);
 		fsx.fsx_extsize = want->extsize;
 	}
 	if (want->forcealign > 0)
 		fsx.fsx_xflags |= FS_XFLAG_FORCEALIGN;
 	else if (want->forcealign == 0)
 		fsx.fsx_xflags &= ~FS_XFLAG_FORCEALIGN;
+	return fsx_set(fd, &fsx);
+}
 
-	r = fsx_set(fd, &fsx);
+unsigned ea_hint_kind(bool is_dir, const struct ea_hint *want)
+{
+	unsigned kind = 0;
+
+	if (want->extsize && (!is_dir || want->inherit))
+		kind |= is_dir ? EA_DROPPED_INHERIT : EA_DROPPED_EXTSIZE;
+	if (want->forcealign > 0)
+		kind |= EA_DROPPED_FORCEALIGN;
+	return kind;
+}
+
+int ea_hint_set_trusted(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want)
+{
+	return hint_write(fd, is_dir, cur, want);
+}
+
+int ea_hint_set_from(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want,
+		     unsigned *dropped)
+{
+	uint32_t size_flag = size_flag_of(is_dir);
+	unsigned lost = 0;
+	struct fsxattr got;
+	int r;
+
+	*dropped = 0;
+	r = hint_write(fd, is_dir, cur, want);
 	if (r < 0)
 		return r;
 	r = ea_fsx_get(fd, &got);

@@ -83,6 +83,11 @@ struct rl_record {
 };
 int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r);
 void rl_record_remove(struct rl_record *r);
+
+/* realign-batch.c: hand a finished rename swap's directory and record to
+ * the batch.  0: the batch owns *rec now; -errno: nothing taken, the caller
+ * makes the swap durable itself. */
+int rl_batch_add(struct ea_realign_batch *b, int dirfd, struct rl_record *rec);
 int rl_link_tmpfile(int tmpfd, int dirfd, const char *name);
 
 /*

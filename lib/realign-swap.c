@@ -336,6 +336,11 @@ int rl_swap_rename(struct rl_ctx *c)
 		    st.st_ino == c->st.st_ino && st.st_dev == c->st.st_dev)
 			unlinkat(c->dirfd, name, 0);
 	}
+	c->res->swap = EA_SWAP_RENAME;
+	/* With a batch, the directory's fsync and the record's removal come
+	 * at its flush, in the same order (realign.h). */
+	if (c->o->batch && rl_batch_add(c->o->batch, c->dirfd, &rec) == 0)
+		return 0;
 	/*
 	 * Make the new name durable before the record goes: should this fail,
 	 * the data is synced and in place, and a crash could at worst bring
@@ -348,7 +353,6 @@ int rl_swap_rename(struct rl_ctx *c)
 	} else {
 		rl_record_remove(&rec);
 	}
-	c->res->swap = EA_SWAP_RENAME;
 	return 0;
 
 undo_link:

@@ -45,6 +45,18 @@ int ea_hint_set(int fd, bool is_dir, const struct ea_hint *want, unsigned *dropp
 int ea_hint_set_from(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want,
 		     unsigned *dropped);
 
+/*
+ * ea_hint_set_from() without the read back, for a caller that has seen this
+ * filesystem keep this same kind of request (ea_hint_kind()) before: a
+ * silent drop is the kernel's and the filesystem's (ext4 without our
+ * series drops every hint), not one file's, so after one verified success
+ * the ioctl's own answer is the answer.  Returns 0 or the ioctl's -errno.
+ */
+int ea_hint_set_trusted(int fd, bool is_dir, const struct fsxattr *cur,
+			const struct ea_hint *want);
+/* What a request asks the kernel to keep (EA_DROPPED_* bits): the kind of it. */
+unsigned ea_hint_kind(bool is_dir, const struct ea_hint *want);
+
 /* Remove extsize, inheritance and forcealign, and verify it like ea_hint_set. */
 int ea_hint_clear(int fd, unsigned *dropped);
 

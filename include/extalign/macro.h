@@ -22,12 +22,14 @@ static inline void freep(void *p)
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+/* Leaves -1 behind: a second closep() of the same variable closes nothing. */
 static inline void closep(int *fd)
 {
 	if (*fd >= 0) {
 		int saved = errno;
 		close(*fd);
 		errno = saved;
+		*fd = -1;
 	}
 }
 #define _cleanup_close_ _cleanup_(closep)

@@ -174,7 +174,37 @@ struct ea_realign_opts {
 	/* Polled between chunks; true aborts the file untouched.  May be NULL. */
 	bool (*cancel)(void *userdata);
 	void *userdata;
+	/* NULL: a rename swap is durable when ea_realign_file() returns; else
+	 * it is made durable with the batch's others (ea_realign_batch_flush). */
+	struct ea_realign_batch *batch;
 };
+
+/*
+ * Rename swaps made durable together.  A rename swap ends with an fsync()
+ * of the file's directory, after which the leftover record goes; over many
+ * small files that fsync is a log force per file.  With a batch, each
+ * file's copy is still synced before it gets a name and its record is still
+ * durable before that, as without; only the directory's fsync and the
+ * removal of the records wait for the flush: one fsync per directory for up
+ * to EA_REALIGN_BATCH_MAX files or EA_REALIGN_BATCH_MAX_AGE_NS, whichever
+ * comes first.  A crash before the flush leaves each of those files either
+ * as it was or realigned, whole (a journalled rename is all or nothing), and
+ * its record names the leftover for ea_realign_cleanup(), as a crash during
+ * a single swap does.  The records stay locked until the flush, so a
+ * cleanup running meanwhile leaves them alone.
+ */
+#define EA_REALIGN_BATCH_MAX	    64
+#define EA_REALIGN_BATCH_MAX_AGE_NS 1000000000ULL
+struct ea_realign_batch;
+struct ea_realign_batch *ea_realign_batch_new(void);
+/*
+ * Make the swaps since the last flush durable, then drop their records.
+ * -errno of the first fsync() that failed: then the records stay (the
+ * swaps happened; a later cleanup removes what a crash may bring back).
+ */
+int ea_realign_batch_flush(struct ea_realign_batch *b);
+/* Flushes first; returns what that flush returned. */
+int ea_realign_batch_free(struct ea_realign_batch *b);
 
 /*
  * The space a copy takes.  It allocates whole units over the data and over

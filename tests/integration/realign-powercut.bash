@@ -14,7 +14,9 @@
 # realign" to clean up and finish, and check every file against its
 # checksum and that no leftover is visible.  The state directory is on the
 # same filesystem, so its records face the cut too.  Half the runs copy
-# with O_DIRECT, half through the page cache.
+# with O_DIRECT, half through the page cache; in every other pair of those
+# the swaps are made durable as a batch (one directory fsync after the last
+# file, as extalign realign does for several files).
 
 # The set: dense, sparse, tiny, a size off the block, unwritten
 # preallocation, and files that already carry the hint (the swap path:
@@ -102,8 +104,9 @@ pc_run() {
 		((i % 2 == 0)) || pc_fresh
 		at=$((RANDOM % max_events + 1))
 		delay=$((RANDOM % 3000))
-		# Half the runs through the page cache, half with O_DIRECT.
-		out=$(REALIGN_CUT_BUFFERED=$((i / 2 % 2)) "$CUT" "$at" "$delay" "$state" "$mnt" \
+		# Half the runs through the page cache, half with O_DIRECT; half batched.
+		out=$(REALIGN_CUT_BUFFERED=$((i / 2 % 2)) REALIGN_CUT_BATCH=$((i / 4 % 2)) \
+			"$CUT" "$at" "$delay" "$state" "$mnt" \
 			"${pc_names[@]/#/$data/}" 2>/dev/null) ||
 			fail "cut $i: the helper failed"
 		case $out in

@@ -7,7 +7,10 @@
  * as at a power cut, while the engine goes on until its calls fail.
  * Usage: realign-cut EVENT DELAY_US STATE_DIR MOUNTPOINT FILE...
  * EVENT 0 never cuts.  REALIGN_CUT_BUFFERED=1 copies through the page
- * cache instead of O_DIRECT.  Prints "cut at EVENT" or "no cut (N events)".
+ * cache instead of O_DIRECT; REALIGN_CUT_BATCH=1 makes the files' swaps
+ * durable together (struct ea_realign_batch, as extalign realign does for
+ * several files), flushed after the last file.  Prints "cut at EVENT" or
+ * "no cut (N events)".
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -76,9 +79,13 @@ int main(int argc, char **argv)
 	o.buffered = getenv("REALIGN_CUT_BUFFERED") && !strcmp(getenv("REALIGN_CUT_BUFFERED"), "1");
 	o.progress = progress;
 	o.userdata = &c;
+	if (getenv("REALIGN_CUT_BATCH") && !strcmp(getenv("REALIGN_CUT_BATCH"), "1"))
+		o.batch = ea_realign_batch_new();
 	for (int i = 5; i < argc; i++)
 		if (ea_realign_file(argv[i], &o, &r) < 0)
 			return 2;
+	/* After a cut the fsyncs fail: the records stay, as they must. */
+	ea_realign_batch_free(o.batch);
 	if (c.started) {
 		pthread_join(c.thread, NULL);
 		printf("cut at %lu\n", c.at);
