@@ -11,7 +11,9 @@
  * the writes are timed.  Prints "files=N write_ns=TOTAL first_ns=NS
  * max_ns=NS"; exits 1 on any error, naming it.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <err.h>
 #include <fcntl.h>
 #include <linux/fs.h>
