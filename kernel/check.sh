@@ -40,24 +40,8 @@ RUN=$KB/run
 LOGS=$KB/logs
 mkdir -p "$KB" "$RUN" "$LOGS"
 
-pass=0 failed=0 skipped=0
-failures=()
-
-report() { # STATUS NAME [DETAIL]
-	case $1 in
-	PASS) pass=$((pass + 1)); echo "PASS $2${3:+ ($3)}" ;;
-	SKIP) skipped=$((skipped + 1)); echo "SKIP $2 (${3:-no reason given})" ;;
-	*) failed=$((failed + 1)); failures+=("$2"); echo "FAIL $2${3:+ ($3)}" ;;
-	esac
-}
-
-show_log() { # LOG [LINES]
-	sed 's/^/    /' "$1" | tail -n "${2:-30}"
-}
-
-t_start=0
-timer_start() { t_start=$(date +%s); }
-timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }
+# shellcheck source=kernel/report.bash
+. "$HERE/report.bash"
 
 # config_kernel SRC BUILD: .config from the fragment, checked.
 config_kernel() {
@@ -242,32 +226,8 @@ else
 	else
 		report PASS boot
 	fi
-	# The KUnit suites built into the kernel ran at boot too.
-	if grep -q '^not ok' "$LOGS/console.log"; then
-		report FAIL kunit/boot "$(grep -c '^not ok' "$LOGS/console.log") suites failed"
-		grep '^ *not ok' "$LOGS/console.log" | sed 's/^/    /'
-	elif grep -q '^ok [0-9]' "$LOGS/console.log"; then
-		report PASS kunit/boot "$(grep -c '^ok [0-9]' "$LOGS/console.log") suites at boot"
-	fi
-	if [ -f "$out/results" ]; then
-		while read -r name rc secs reason; do
-			case $rc in
-			0) report PASS "tests/$name" "${secs}s" ;;
-			77) report SKIP "tests/$name" "$reason" ;;
-			*) report FAIL "tests/$name" "exit $rc, ${secs}s"
-			   show_log "$out/$name.log" 40
-			   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs (error|warning)|[Cc]orrupt' -A3 \
-				"$out/$name.dmesg" | head -30 | sed 's/^/    dmesg: /' ;;
-			esac
-		done <"$out/results"
-	fi
-	if [ ${#TESTS[@]} -eq 0 ]; then
-		for t in "$TOP"/tests/kernel/[0-9]*.sh; do
-			name=$(basename "$t" .sh)
-			grep -q "^$name " "$out/results" 2>/dev/null ||
-				report FAIL "tests/$name" "did not run"
-		done
-	fi
+	report_kunit_boot "$LOGS/console.log"
+	report_guest_results "$out"
 fi
 timer_end boot
 

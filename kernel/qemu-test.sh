@@ -67,19 +67,8 @@ while [ $# -gt 0 ]; do
 done
 
 mkdir -p "$RUN" "$LOGS"
-pass=0 failed=0 skipped=0
-failures=()
-
-report() { # STATUS NAME [DETAIL]
-	case $1 in
-	PASS) pass=$((pass + 1)); echo "PASS $2${3:+ ($3)}" ;;
-	SKIP) skipped=$((skipped + 1)); echo "SKIP $2 (${3:-no reason given})" ;;
-	*) failed=$((failed + 1)); failures+=("$2"); echo "FAIL $2${3:+ ($3)}" ;;
-	esac
-}
-show_log() { # LOG [LINES]
-	sed 's/^/    /' "$1" | tail -n "${2:-30}"
-}
+# shellcheck source=kernel/report.bash
+. "$HERE/report.bash"
 finish() {
 	echo
 	echo "== qemu: $pass passed, $failed failed, $skipped skipped" \
@@ -88,9 +77,6 @@ finish() {
 	[ "$failed" = 0 ]
 	exit
 }
-t_start=0
-timer_start() { t_start=$(date +%s); }
-timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }
 overall_start=$(date +%s)
 
 [ "$(id -u)" = 0 ] || { echo "SKIP: kernel/qemu-test.sh needs root (mkfs -d of the root image)"; exit 77; }
@@ -287,34 +273,8 @@ else
 	report PASS boot/test "$(grep -m1 -o 'Linux version [^ ]*' "$console")"
 fi
 report_checks "$out"
-# The KUnit suites built into the kernel ran at boot (KTAP lines, after the
-# console's timestamp).
-ktap='^(\[ *[0-9.]+\] )?'
-if grep -qE "${ktap}not ok [0-9]" "$console"; then
-	report FAIL kunit/boot "$(grep -cE "${ktap}not ok [0-9]" "$console") suites failed"
-	grep -E "${ktap} *not ok" "$console" | sed 's/^/    /'
-elif grep -qE "${ktap}ok [0-9]" "$console"; then
-	report PASS kunit/boot "$(grep -cE "${ktap}ok [0-9]" "$console") suites at boot"
-fi
-if [ -f "$out/results" ]; then
-	while read -r name rc secs reason; do
-		case $rc in
-		0) report PASS "tests/$name" "${secs}s" ;;
-		77) report SKIP "tests/$name" "$reason" ;;
-		*) report FAIL "tests/$name" "exit $rc, ${secs}s"
-		   show_log "$out/$name.log" 40
-		   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs error' -A3 \
-			"$out/$name.dmesg" | head -30 | sed 's/^/    dmesg: /' ;;
-		esac
-	done <"$out/results"
-fi
-if [ ${#TESTS[@]} -eq 0 ]; then
-	for t in "$TOP"/tests/kernel/[0-9]*.sh; do
-		name=$(basename "$t" .sh)
-		grep -q "^$name " "$out/results" 2>/dev/null ||
-			report FAIL "tests/$name" "did not run"
-	done
-fi
+report_kunit_boot "$console"
+report_guest_results "$out"
 rm -rf "$LOGS/qemu-out"
 cp -a "$out" "$LOGS/qemu-out" 2>/dev/null
 timer_end tests

@@ -1,0 +1,63 @@
+# Step and test reporting shared by kernel/check.sh (UML) and
+# kernel/qemu-test.sh (QEMU), so that both judge a guest run the same way.
+# Source it; it keeps the counts in pass, failed, skipped and failures.
+# report_guest_results reads TESTS (the tests asked for; empty: all) and TOP.
+
+pass=0 failed=0 skipped=0
+failures=()
+
+report() { # STATUS NAME [DETAIL]
+	case $1 in
+	PASS) pass=$((pass + 1)); echo "PASS $2${3:+ ($3)}" ;;
+	SKIP) skipped=$((skipped + 1)); echo "SKIP $2 (${3:-no reason given})" ;;
+	*) failed=$((failed + 1)); failures+=("$2"); echo "FAIL $2${3:+ ($3)}" ;;
+	esac
+}
+
+show_log() { # LOG [LINES]
+	sed 's/^/    /' "$1" | tail -n "${2:-30}"
+}
+
+t_start=0
+timer_start() { t_start=$(date +%s); }
+timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }
+
+# report_kunit_boot CONSOLE: the KUnit suites built into the kernel ran at
+# boot; their KTAP lines may follow a console timestamp (QEMU) or not (UML).
+report_kunit_boot() {
+	local ktap='^(\[ *[0-9.]+\] )?'
+
+	if grep -qE "${ktap}not ok [0-9]" "$1"; then
+		report FAIL kunit/boot "$(grep -cE "${ktap}not ok [0-9]" "$1") suites failed"
+		grep -E "${ktap} *not ok" "$1" | sed 's/^/    /'
+	elif grep -qE "${ktap}ok [0-9]" "$1"; then
+		report PASS kunit/boot "$(grep -cE "${ktap}ok [0-9]" "$1") suites at boot"
+	fi
+}
+
+# report_guest_results OUT: one line per test of tests/kernel/init.sh's
+# OUT/results ("NAME RC SECONDS REASON"), the log and the kernel's
+# complaints of each failure, and a FAIL for every test that did not run.
+report_guest_results() {
+	local out=$1 name rc secs reason t
+
+	if [ -f "$out/results" ]; then
+		while read -r name rc secs reason; do
+			case $rc in
+			0) report PASS "tests/$name" "${secs}s" ;;
+			77) report SKIP "tests/$name" "$reason" ;;
+			*) report FAIL "tests/$name" "exit $rc, ${secs}s"
+			   show_log "$out/$name.log" 40
+			   grep -E 'WARNING:|BUG:|Call Trace|EXT4-fs (error|warning)|[Cc]orrupt' -A3 \
+				"$out/$name.dmesg" | head -30 | sed 's/^/    dmesg: /' ;;
+			esac
+		done <"$out/results"
+	fi
+	if [ ${#TESTS[@]} -eq 0 ]; then
+		for t in "$TOP"/tests/kernel/[0-9]*.sh; do
+			name=$(basename "$t" .sh)
+			grep -q "^$name " "$out/results" 2>/dev/null ||
+				report FAIL "tests/$name" "did not run"
+		done
+	fi
+}
