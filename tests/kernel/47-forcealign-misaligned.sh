@@ -70,4 +70,15 @@ filled "$m" $((4 * UNIT)) $UNIT || die "new unit"
 remount "$sd"
 filled "$m" 0 $((8 * K)) || die "data lost after remount"
 umount "$MNT"
+
+# The whole-filesystem checker (run on every disk after every test) names
+# this file's broken runs and nothing else; then the file goes, so that the
+# check after the test judges the rest of the disk.
+out=$(check_alignment "$sd") && die "the alignment checker passed the broken file: $out"
+echo "$out" | grep -q '^checked 1 forcealign inodes, [1-9][0-9]* misaligned runs$' ||
+	die "alignment checker: $out"
+ok "the alignment checker names the broken file: $(echo "$out" | tail -n 1)"
+mount -t ext4 "$sd" "$MNT" || die "mount"
+rm -f "$m" || die "rm $m"
+umount "$MNT"
 exit 0
