@@ -18,6 +18,8 @@ EXTALIGN=$TOP/build/extalign
 command -v dmsetup >/dev/null || skip "no dmsetup"
 WORK=$(mktemp -d /run/extalign-eio.XXXXXX) || die "mktemp"
 DM=extalign-eio
+# The I/O errors this test injects, as ext4 reports them on the dm device.
+allow_klog 'EXT4-fs warning \(device dm-[0-9]+\): ext4_end_bio:[0-9]+: I/O error'
 sectors=$((256 * 2048))
 linear="0 $sectors linear $UBD 0"
 dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
