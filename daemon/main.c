@@ -85,10 +85,26 @@ struct daemon {
 	struct ea_prom_bdev *bdevs;
 	size_t n_bdevs;
 	bool bdevs_read;
-	int metrics_err; /* the last failure logged, so a full disk logs once */
+	/* The last failure logged of each periodic write, so a full disk logs once. */
+	int metrics_err, state_err, late_err;
 };
 
 #define log_msg(d, prio, ...) report_log(&(d)->report, prio, __VA_ARGS__)
+
+/*
+ * The outcome of a write the daemon repeats (state file every few seconds,
+ * late list, metrics): a full or read-only disk fails it every time, so
+ * warn once per error and say when it works again.
+ */
+static void log_rewrite(struct daemon *d, int *last_err, int r, const char *msgid, const char *path,
+			const char *what)
+{
+	if (r < 0 && r != *last_err)
+		log_id(&d->report.log, msgid, LOG_WARNING, NULL, path, r, "cannot write %s", what);
+	else if (r == 0 && *last_err)
+		log_full(&d->report.log, LOG_INFO, NULL, path, 0, "%s written again", what);
+	*last_err = r;
+}
 
 static unsigned count_diag_errors(const struct ea_diags *diags)
 {
@@ -203,12 +219,7 @@ static void metrics_write(struct daemon *d, const struct ea_state *s)
 	}
 	if (r == 0)
 		r = ea_file_replace(path, buf, len, 0644);
-	if (r < 0 && r != d->metrics_err)
-		log_id(&d->report.log, MSGID_METRICS_UNWRITABLE, LOG_WARNING, NULL, path, r,
-		       "cannot write the metrics file");
-	else if (r == 0 && d->metrics_err)
-		log_full(&d->report.log, LOG_INFO, NULL, path, 0, "metrics file written again");
-	d->metrics_err = r;
+	log_rewrite(d, &d->metrics_err, r, MSGID_METRICS_UNWRITABLE, path, "the metrics file");
 }
 
 /* Waiting in any way for its job: not finished, not given up. */
@@ -298,9 +309,7 @@ static int state_write(struct daemon *d)
 	if (!r && d->state_dir_fd >= 0)
 		r = ea_state_write_at(d->state_dir_fd, EA_STATE_FILE, &s);
 	ea_state_free(&s);
-	if (r < 0)
-		log_id(&d->report.log, MSGID_STATE_UNWRITABLE, LOG_WARNING, NULL, d->state_dir, r,
-		       "cannot write the state file");
+	log_rewrite(d, &d->state_err, r, MSGID_STATE_UNWRITABLE, d->state_dir, "the state file");
 	return r;
 }
 
@@ -330,9 +339,7 @@ static void late_save(struct daemon *d)
 	if (!r)
 		r = ea_state_write_at(d->persistent_dir_fd, LATE_FILE, &s);
 	ea_state_free(&s);
-	if (r < 0)
-		log_id(&d->report.log, MSGID_STATE_UNWRITABLE, LOG_WARNING, NULL, d->persistent_dir,
-		       r, "cannot save the late list");
+	log_rewrite(d, &d->late_err, r, MSGID_STATE_UNWRITABLE, d->persistent_dir, "the late list");
 }
 
 /*

@@ -50,6 +50,28 @@ if [ "$ext4_keeps" = 0 ]; then
 	n=$(grep -c '^<4>.*unsupported: the ext4 kernel' "$DLOG" || true)
 	[ "$n" = 1 ] || { cat "$DLOG"; fail "the unsupported warning came again on reload ($n)"; }
 fi
+
+# A state directory that refuses writes (a full or read-only disk): one
+# warning, not one per update, and a word when writing works again.  The
+# immutable flag makes the temporary file's creation fail, even for root.
+if chattr +i "$RUNDIR" 2>/dev/null; then
+	for i in 1 2 3 4 5 6; do
+		touch "$X/db/sub/g$i"
+		sleep 0.7 # past the state file's 0.5 s minimum interval: one write each
+	done
+	# (status reads the state file, so the log tells when the daemon saw them)
+	wait_until 5 grep -q 'sub/g6: hint' "$DLOG" ||
+		{ chattr -i "$RUNDIR"; cat "$DLOG"; fail "new files not seen"; }
+	sleep 1 # the state write after the last file
+	n=$(grep -c 'cannot write the state file' "$DLOG" || true)
+	chattr -i "$RUNDIR"
+	[ "$n" = 1 ] || { cat "$DLOG"; fail "$n warnings for one unwritable state directory, expected 1"; }
+	touch "$X/db/sub/h"
+	wait_until 5 grep -q 'the state file written again' "$DLOG" ||
+		{ cat "$DLOG"; fail "nothing said when the state file could be written again"; }
+else
+	echo "note: no chattr +i on $RUNDIR's filesystem, unwritable state file not checked"
+fi
 stop_daemon
 
 # On a terminal: plain lines, no "<6>" prefix.
