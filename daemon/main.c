@@ -763,6 +763,20 @@ static int open_dir(const char *path, mode_t mode, bool trusted, int *ret)
 	return *ret < 0 ? *ret : 0;
 }
 
+/*
+ * The persistent directory's late list names files the daemon, as root,
+ * will realign after a restart: a directory others can write would let them
+ * choose those files.  -EPERM unless only our user can write it.
+ */
+static int check_private_dir(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	return st.st_uid == geteuid() && !(st.st_mode & (S_IWGRP | S_IWOTH)) ? 0 : -EPERM;
+}
+
 /* -EBUSY when another daemon has one of them; other errors only cost a feature. */
 static int open_state_dirs(struct daemon *d)
 {
@@ -777,7 +791,13 @@ static int open_state_dirs(struct daemon *d)
 	/* Named by the admin or systemd (StateDirectory= with DynamicUser= is
 	 * a symlink into /var/lib/private): opened as given. */
 	r = open_dir(d->persistent_dir, 0700, true, &d->persistent_dir_fd);
-	if (r < 0)
+	if (r == 0 && (r = check_private_dir(d->persistent_dir_fd)) < 0) {
+		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, 0,
+			 "the late list is not kept here: it names files to realign after a "
+			 "restart, so its directory must be owned by this daemon's user and "
+			 "writable by no one else (chmod 0700)");
+		closep(&d->persistent_dir_fd);
+	} else if (r < 0)
 		log_full(&d->report.log, LOG_WARNING, NULL, d->persistent_dir, r,
 			 "the late list will not survive a restart");
 	else if (lock_dir(d, d->persistent_dir_fd, d->persistent_dir) == -EBUSY)

@@ -33,4 +33,19 @@ assert "swapped" not in late, late
 ' || { status_json; cat "$DLOG"; fail "late list not restored as it should be"; }
 grep -q "1 late files from before the restart listed again" "$DLOG" || fail "restore not logged"
 stop_daemon
+
+# A persistent directory others may write is not trusted: its late list
+# would choose the files root realigns.  Nothing is loaded or kept there.
+chmod 0777 "$WORK/lib"
+saved=$(md5sum <"$WORK/lib/late")
+start_daemon "$CONF"
+grep -q "lib: the late list is not kept here.*writable by no one else" "$DLOG" ||
+	{ cat "$DLOG"; fail "no warning about a world-writable persistent directory"; }
+status_json | python3 -c '
+import json, sys
+assert not json.load(sys.stdin)["late"], "late list loaded from an untrusted directory"
+' || { status_json; cat "$DLOG"; fail "late list restored from an untrusted directory"; }
+stop_daemon
+[ "$(md5sum <"$WORK/lib/late")" = "$saved" ] || fail "the late list in the untrusted directory was rewritten"
+chmod 0700 "$WORK/lib"
 echo ok
