@@ -10,14 +10,16 @@
  * physical blocks the file keeps exactly one block: the first of the run,
  * or the first block of an extent that starts inside the run.
  *
- * The preallocation goes one UNIT + one block at a time: a request that
- * is not a power of two is not served from aligned buddy chunks, so on a
- * linear scan (mount -o mb_optimize_scan=0, no stream allocation: the
- * caller's part) each request lands right after the previous one, in the
- * first group of a flex_bg too (which a power of two data request
- * skips), and the free tail a group is left with when the next request
- * does not fit is shorter than UNIT.  So the groups it passes have no free
- * aligned UNIT left outside the file either.  What is
+ * The preallocation goes half a UNIT less one block at a time: a request
+ * that is not a power of two is not served from aligned buddy chunks, so
+ * on a linear scan (mount -o mb_optimize_scan=0, no stream allocation: the
+ * caller's part) each request takes a free run it fits in, from its goal
+ * on, in the first group of a flex_bg too (which a power of two data
+ * request skips).  mballoc leaves a group with up to about twice the
+ * request free at its end before it goes on to the next one: with half a
+ * UNIT that tail holds no aligned UNIT.  The caller checks the result
+ * (scale-guest.sh counts the groups that still have a free aligned unit).
+ * What is
  * left free is (UNIT - 1) / UNIT of the space in runs shorter than UNIT,
  * so an allocator looking for UNIT bytes aligned to UNIT finds none there
  * however much its group descriptors say is free.  The physical layout
@@ -117,10 +119,10 @@ int main(int argc, char **argv)
 	if (fstat(fd, &st))
 		err(1, "%s: stat", argv[1]);
 	blksize = st.st_blksize;
-	if (!unit || unit % blksize || unit & (unit - 1))
-		errx(2, "UNIT %llu: a power of two, a multiple of the %llu byte block",
+	if (unit < 4 * blksize || unit % blksize || unit & (unit - 1))
+		errx(2, "UNIT %llu: a power of two of 4 blocks of %llu bytes or more",
 		     (unsigned long long)unit, blksize);
-	for (uint64_t off = 0, step = unit + blksize; off < bytes; off += step) {
+	for (uint64_t off = 0, step = unit / 2 - blksize; off < bytes; off += step) {
 		uint64_t len = bytes - off < step ? bytes - off : step;
 
 		if (fallocate(fd, 0, off, len))

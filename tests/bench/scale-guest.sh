@@ -2,7 +2,7 @@
 # PID 1 of the UML guest that tests/bench/scale.sh boots through
 # kernel/boot.sh: the allocation cost of extent size hint alignment on a
 # large sparse filesystem (SCALE_DEV, default /dev/ubdb: the sparse image
-# scale.sh passes as ubd1; with SCALE_JOIN="DEV DEV", the two joined by a
+# scale.sh passes as ubd1; with SCALE_JOIN=DEV,DEV, the two joined by a
 # device-mapper linear target, for sizes the host cannot hold in one file),
 # made with lazy inode table and journal init and mounted with
 # noinit_itable,no_prefetch_block_bitmaps, so that nothing but the
@@ -72,7 +72,7 @@ if [ -n "${SCALE_JOIN:-}" ]; then
 	# One linear target over the parts, in order: no udev in the guest,
 	# so the kernel's /dev/dm-N node is the device.
 	table='' start=0
-	for d in $SCALE_JOIN; do
+	for d in ${SCALE_JOIN//,/ }; do
 		[ -b "$d" ] || { echo "ERROR no $d" >>"$R"; finish; }
 		s=$(blockdev --getsz "$d")
 		table+="$start $s linear $d 0"$'\n'
@@ -116,7 +116,7 @@ fresh_mount() {
 }
 t=$(now_ms)
 fresh_mount
-echo "INFO bytes=$(blockdev --getsize64 "$DEV") groups=$groups mkfs_ms=$mkfs_ms mount_ms=$(($(now_ms) - t)) parts=$(wc -w <<<"${SCALE_JOIN:-$DEV}")" >>"$R"
+echo "INFO bytes=$(blockdev --getsize64 "$DEV") groups=$groups mkfs_ms=$mkfs_ms mount_ms=$(($(now_ms) - t)) parts=$(tr , ' ' <<<"${SCALE_JOIN:-$DEV}" | wc -w)" >>"$R"
 
 # The directories first, so that the first allocation measured is the
 # write's and not a directory block's.  worst/ holds the fill and its
@@ -168,6 +168,30 @@ scan_counts() {
 			printf "bb_reads=%d%s buddy_groups=%d bitmap_groups=%d grps=%s cr=%s goal=%s result=%s",
 				rd, over ? "+" : "", bd, bm, grps, cr, goal, res
 		}' $T/trace
+}
+
+# free_units FIRST LAST: of the groups holding blocks FIRST..LAST (the
+# fill), on the unmounted filesystem, how many still have a free aligned
+# UNIT, and how many in a row from the first have none: what the worst
+# case really made of them.
+free_units() {
+	dumpe2fs "$DEV" 2>/dev/null | awk -v bpg="$bpg" -v u=$((UNIT / 4096)) \
+		-v g0=$(($1 / bpg)) -v g1=$(($2 / bpg)) '
+		/^Group [0-9]+:/ { g = $2 + 0 }
+		/^  Free blocks: / && g >= g0 && g <= g1 {
+			sub(/^  Free blocks: /, "")
+			n = split($0, runs, ", ")
+			has = 0
+			for (i = 1; i <= n; i++) {
+				split(runs[i], ab, "-")
+				a = ab[1] + 0; b = (2 in ab) ? ab[2] + 0 : a
+				s = int((a + u - 1) / u) * u
+				if (s + u - 1 <= b) has = 1
+			}
+			if (has) with++
+			else if (!with) run++
+		}
+		END { printf "groups=%d with_free_unit=%d clean_from_first=%d", g1 - g0 + 1, with, run }'
 }
 
 # first SCENE DIR-PREFIX: the FIRST rounds of one scene.
@@ -240,6 +264,9 @@ if [ "$WORST" -gt 0 ]; then
 			"inode_group=$(ig "$M/worst/fill")" \
 			"test_dir_inode_group=$(ig "$M/worst/first-aligned-1")" >>"$R"
 		echo "$old_stream" >"$stream"
+		umount "$M"
+		echo "FILL_CHECK $(free_units "$(field first_block <<<"$out")" \
+			"$(field last_block <<<"$out")")" >>"$R"
 		first worst worst/first
 	else
 		echo "ERROR FILL $out" >>"$R"

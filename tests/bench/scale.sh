@@ -78,7 +78,7 @@ run_guest() {
 		truncate -s "$half" "$EXTALIGN_RUN/scale1.img" || exit 1
 		truncate -s "$((bytes - half))" "$EXTALIGN_RUN/scale2.img" || exit 1
 		args+=(ubd1="$EXTALIGN_RUN/scale1.img" ubd2="$EXTALIGN_RUN/scale2.img"
-			SCALE_JOIN="/dev/ubdb /dev/ubdc")
+			SCALE_JOIN=/dev/ubdb,/dev/ubdc)
 	else
 		truncate -s "$bytes" "$EXTALIGN_RUN/scale1.img" || exit 1
 		args+=(ubd1="$EXTALIGN_RUN/scale1.img")
@@ -104,7 +104,7 @@ run_guest() {
 R=$OUT/results
 [ -s "$R" ] || { echo "scale.sh: no results in $OUT" >&2; exit 1; }
 cat "$OUT/header" 2>/dev/null
-sed -n 's/^INFO /info: /p; s/^FILL /worst-case fill: /p' "$R"
+sed -n 's/^INFO /info: /p; s/^FILL /worst-case fill: /p; s/^FILL_CHECK /worst-case groups: /p' "$R"
 
 # median: of the numbers on stdin.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "nan" }'; }
