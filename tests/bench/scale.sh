@@ -78,7 +78,7 @@ run_guest() {
 		truncate -s "$half" "$EXTALIGN_RUN/scale1.img" || exit 1
 		truncate -s "$((bytes - half))" "$EXTALIGN_RUN/scale2.img" || exit 1
 		args+=(ubd1="$EXTALIGN_RUN/scale1.img" ubd2="$EXTALIGN_RUN/scale2.img"
-			SCALE_JOIN=/dev/ubdb,/dev/ubdc)
+			"SCALE_JOIN=/dev/ubdb,/dev/ubdc")
 	else
 		truncate -s "$bytes" "$EXTALIGN_RUN/scale1.img" || exit 1
 		args+=(ubd1="$EXTALIGN_RUN/scale1.img")
@@ -110,9 +110,21 @@ sed -n 's/^INFO /info: /p; s/^FILL /worst-case fill: /p; s/^FILL_CHECK /worst-ca
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; else print "nan" }'; }
 # field KEY: the KEY=value of each line on stdin ("+" of an overrun dropped).
 field() { tr ' ' '\n' | sed -n "s/^$1=//p" | tr -d +; }
+# paired KEY FILE-A FILE-B: KEY of A over KEY of B round by round (the two
+# ran back to back), as "min / median / max": the spread says how much the
+# machine disturbed the run.
+paired() {
+	join <(awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			print v["round"], v[k] }' "$2" | sort) \
+		<(awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			print v["round"], v[k] }' "$3" | sort) |
+		awk '{ print $2 / $3 }' | sort -g |
+		awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.2f / %.2f / %.2f", v[1], m, v[NR] }'
+}
 # first_table SCENE: the FIRST rows of one scene, medians and ratios.
 first_table() {
-	local kind k fa fp
+	local kind fa fp
 
 	grep -q "^FIRST scene=$1 " "$R" || return 0
 	for kind in aligned plain; do
@@ -139,9 +151,13 @@ first_table() {
 		echo "  $kind goal -> result (group/start) per round: $(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 			printf "%s -> %s  ", v["goal"], v["result"] }' "$OUT/first-$1-$kind")"
 	done
+	# Groups start on multiples of the unit: the offset in the group says.
+	echo "  aligned results on a 64 KiB boundary: $(field result <"$OUT/first-$1-aligned" |
+		awk -F/ '{ n++; if ($2 % 16 == 0) a++ } END { printf "%d of %d", a, n }')"
 	fa=$(field first_ns <"$OUT/first-$1-aligned" | median)
 	fp=$(field first_ns <"$OUT/first-$1-plain" | median)
-	awk -v a="$fa" -v p="$fp" 'BEGIN { printf "  ratio aligned/plain of the median times: %.2f (goal at 1 TiB: <= 2)\n", a / p }'
+	awk -v a="$fa" -v p="$fp" 'BEGIN { printf "  ratio aligned/plain of the median times: %.2f (goal at 1 TiB: <= 2)", a / p }'
+	echo "; round by round min / med / max: $(paired first_ns "$OUT/first-$1-aligned" "$OUT/first-$1-plain")"
 }
 
 echo
@@ -164,7 +180,9 @@ for u in 4096 65536; do
 	a=$(median <"$OUT/fps-aligned-$u") p=$(median <"$OUT/fps-plain-$u")
 	echo "  unit $u: aligned files/s per round: $(tr '\n' ' ' <"$OUT/fps-aligned-$u")"
 	echo "  unit $u: plain files/s per round:   $(tr '\n' ' ' <"$OUT/fps-plain-$u")"
-	awk -v a="$a" -v p="$p" -v u="$u" 'BEGIN { printf "  unit %d: median aligned %.0f files/s, plain %.0f files/s, cost ratio aligned/plain %.2f (goal <= 1.2)\n", u, a, p, p / a }'
+	awk -v a="$a" -v p="$p" -v u="$u" 'BEGIN { printf "  unit %d: median aligned %.0f files/s, plain %.0f files/s, cost ratio aligned/plain %.2f (goal <= 1.2)", u, a, p, p / a }'
+	echo "; round by round min / med / max: $(paired write_ns <(grep "^STEADY kind=aligned unit=$u " "$R") \
+		<(grep "^STEADY kind=plain unit=$u " "$R"))"
 done
 if grep -q '^ERROR' "$R"; then
 	echo
