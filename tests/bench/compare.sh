@@ -69,7 +69,7 @@ ulimit -n "$(ulimit -Hn)"
 BATCH=$(($(ulimit -n) - 64))
 
 W=$(mktemp -d "${COMPARE_DIR:-/var/tmp}/extalign-compare.XXXXXX")
-loop= pid=
+loop='' pid=''
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
 	umount "$W/m" 2>/dev/null || true

@@ -83,7 +83,7 @@ for h in none noop minimal fanotify inotify inherit; do
 		s=$("$B" storm "$dir.s" "$NS")
 	fi
 	late=-
-	[ -f "$W/run/state" ] && [ "$h" = fanotify -o "$h" = inotify -o "$h" = inherit ] &&
+	[ -f "$W/run/state" ] && { [ "$h" = fanotify ] || [ "$h" = inotify ] || [ "$h" = inherit ]; } &&
 		sleep 0.6 && late=$(awk -F'\t' '$1 == "counter" && $2 == "files_late" { print $3 }' "$W/run/state")
 	stop
 	rm -f "$W/run/state"

@@ -43,9 +43,9 @@ fresh() { rm -f "$m/f" "$m/g"; cp --reflink=never "$m/src" "$m/f"; sync; }
 # PREP run before each.
 REPEAT=${REPEAT:-3}
 t() {
-	local prep=$1 best= s i
+	local prep=$1 best='' s
 	shift
-	for i in $(seq "$REPEAT"); do
+	for _ in $(seq "$REPEAT"); do
 		$prep
 		s=$(t1 "$@")
 		if [ -z "$best" ] || [ "$(echo "$s < $best" | bc -l)" = 1 ]; then best=$s; fi

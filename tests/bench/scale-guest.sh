@@ -63,7 +63,7 @@ mkdir -p "$M"
 finish() {
 	umount "$M" 2>/dev/null
 	[ -n "${SCALE_JOIN:-}" ] && dmsetup remove $DM 2>/dev/null
-	echo done >"$OUT/done"
+	echo "done" >"$OUT/done"
 	guest_poweroff
 }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
