@@ -7,7 +7,7 @@
 # left it, then the test's crash_mounted on it mounted (journal recovery),
 # and e2fsck -fn of every EVERYth point.  Source it after lib.sh.
 
-CRASH_POINTS_SH=$(readlink -f "${BASH_SOURCE[0]}")
+CRASH_POINTS_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/crash-points.sh
 
 # replay_log DIR: REPLAY_LOG is fstests' replay-log: beside KTOOL,
 # EXTALIGN_REPLAY_LOG, or built in DIR from the fstests snapshot
