@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
-[ "$(cat /sys/block/${sd#/dev/}/queue/atomic_write_unit_max_bytes)" -gt 0 ] ||
+[ "$(cat "/sys/block/${sd#/dev/}/queue/atomic_write_unit_max_bytes")" -gt 0 ] ||
 	die "$sd does not advertise atomic writes"
 
 fresh_ext4 "$sd" -b 4096

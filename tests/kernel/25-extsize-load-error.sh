@@ -31,8 +31,8 @@ expect "forcealign with a hint" "$(kt setx "$f" 0x100800 65536)" ok
 setfattr -n user.note -v plain "$g" || die "setfattr"
 umount "$MNT"
 fb=$(acl_block /f) gb=$(acl_block /g)
-[ -n "$fb" ] && [ "$fb" != 0 ] || die "the hint of /f is not in an xattr block"
-[ -n "$gb" ] && [ "$gb" != 0 ] && [ "$gb" != "$fb" ] || die "/g has no xattr block of its own"
+[[ -n $fb && $fb != 0 ]] || die "the hint of /f is not in an xattr block"
+[[ -n $gb && $gb != 0 && $gb != "$fb" ]] || die "/g has no xattr block of its own"
 poke "$fb"
 poke "$gb"
 sync

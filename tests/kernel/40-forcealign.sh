@@ -106,6 +106,7 @@ umount "$MNT"
 # range holds an aligned unit while thousands of blocks are free.
 FS_SIZE=256M fresh_ext4 "$UBD" -b 4096
 free=$(stat -f -c %f "$MNT")
+# shellcheck disable=SC2017 # 9/10 of the free blocks, whole blocks
 fallocate -l $((free * 9 / 10 * 4096)) "$MNT/filler" || die "fallocate filler"
 xfs_io -c 'fiemap' "$MNT/filler" | awk '
 	$2 ~ /^\[/ && $3 != "hole" {

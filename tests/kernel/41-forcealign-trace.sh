@@ -4,24 +4,17 @@
 # as a forcealign write allocates its unit.
 . "$(dirname "$0")/lib.sh"
 
-T=/sys/kernel/tracing
-mountpoint -q $T || mount -t tracefs nodev $T || skip "no tracefs"
-[ -d $T/events/ext4/ext4_request_blocks ] || skip "no ext4 trace events"
+need_trace_event ext4/ext4_request_blocks
 
 fresh_ext4 "$UBD" -b 4096
 f=$MNT/f
 : >"$f"
 [ "$(kt setx "$f" 0x100800 65536)" = ok ] || die "forcealign on $f"
 ino=$(stat -c %i "$f")
-events="ext4_request_blocks ext4_mballoc_alloc ext4_ext_map_blocks_enter"
-echo 0 >$T/tracing_on
-echo >$T/trace
-for e in $events; do echo 1 >$T/events/ext4/$e/enable; done
-echo 1 >$T/tracing_on
+trace_start ext4/ext4_request_blocks ext4/ext4_mballoc_alloc ext4/ext4_ext_map_blocks_enter
 xfs_io -d -c "pwrite -q -S 0xa5 8k 4k" "$f" || die "write"
-echo 0 >$T/tracing_on
-for e in $events; do echo 0 >$T/events/ext4/$e/enable; done
-grep -E "(ino|inode) $ino " $T/trace >"$SCRATCH/trace"
+trace_stop
+grep -E "(ino|inode) $ino " "$TRACEFS/trace" >"$SCRATCH/trace"
 cat "$SCRATCH/trace"
 
 has() { # EVENT REGEX

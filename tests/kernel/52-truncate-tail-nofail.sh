@@ -50,7 +50,7 @@ layout "$f" "$UBD"
 mkdir "$MNT/fill2" || die "mkdir"
 dd if=/dev/zero of="$MNT/fill" bs=64k status=none 2>/dev/null
 sync
-echo 0 >/sys/fs/ext4/$dev/reserved_clusters || die "reserved_clusters"
+echo 0 >"/sys/fs/ext4/$dev/reserved_clusters" || die "reserved_clusters"
 for ((i = 0; i < 8192; i++)); do
 	fallocate -l 4096 "$MNT/fill2/$i" 2>/dev/null || break
 done

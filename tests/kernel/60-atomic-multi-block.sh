@@ -13,7 +13,7 @@ K=1024
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
 expect "device atomic unit max" \
-	"$(cat /sys/block/${sd#/dev/}/queue/atomic_write_unit_max_bytes)" 65536
+	"$(cat "/sys/block/${sd#/dev/}/queue/atomic_write_unit_max_bytes")" 65536
 
 # forcealign FILE EXTSIZE: an empty forcealign file.
 forcealign() {

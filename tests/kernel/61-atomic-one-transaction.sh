@@ -13,11 +13,9 @@
 BOTH=0x100800
 K=1024
 UNIT=$((64 * K))
-T=/sys/kernel/tracing
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
-mountpoint -q $T || mount -t tracefs nodev $T || skip "no tracefs"
-[ -d $T/events/ext4/ext4_ext_map_blocks_enter ] || skip "no ext4 trace events"
+need_trace_event ext4/ext4_ext_map_blocks_enter
 
 fresh_ext4 "$sd" -b 4096
 f=$MNT/f
@@ -63,17 +61,11 @@ n=$(debugfs -R "dump_extents -l <$ino>" "$sd" 2>/dev/null | sed 's|/ *|/|g' |
 [ "$n" -ge 2 ] || die "unit $u is $n extent(s) after the zero range"
 ok "unit $u: $n unwritten extents"
 
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 1 >$T/events/ext4/ext4_ext_map_blocks_enter/enable
-echo 1 >$T/events/ext4/ext4_journal_start_inode/enable
-echo 1 >$T/tracing_on
+trace_start ext4/ext4_ext_map_blocks_enter ext4/ext4_journal_start_inode
 res=$(kt awrite "$f" $((u * UNIT)) $UNIT)
-echo 0 >$T/tracing_on
-echo 0 >$T/events/ext4/ext4_ext_map_blocks_enter/enable
-echo 0 >$T/events/ext4/ext4_journal_start_inode/enable
+trace_stop
 expect "64k atomic write over unit $u" "$res" "ok $UNIT"
-grep -E "ino $ino[ ,]" $T/trace >"$SCRATCH/trace"
+grep -E "ino ${ino}[ ,]" "$TRACEFS/trace" >"$SCRATCH/trace"
 # Conversions (CONVERT, not CONVERT_UNWRITTEN) and handle starts, in order.
 awk '
 	/ext4_ext_map_blocks_enter/ && /flags ([A-Z_]+\|)*CONVERT(\||$| )/ { print "C"; next }

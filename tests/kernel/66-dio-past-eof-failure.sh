@@ -17,33 +17,20 @@ sectors=$((128 * 2048))
 # Stale contents the filesystem must never show: 0x5a everywhere.
 tr '\000' '\132' </dev/zero | dd of="$UBD" bs=1M count=128 iflag=fullblock \
 	status=none || die "pattern fill"
-linear="0 $sectors linear $UBD 0"
-dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
-# No udev in the guest: the kernel's /dev/dm-N node is there.
-dev=/dev/dm-$(dmsetup info -c --noheadings -o minor $DM | tr -d " ")
-# lib.sh's cleanup must not fsck the device-mapper device once it is gone.
-trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null
-	sed -i "\|^$dev\$|d" "$DEVS_FILE"' EXIT
-[ -b $dev ] || die "no $dev"
+dm_linear $DM "$UBD" $sectors || skip "dmsetup create (no device-mapper?)"
+dev=$DM_DEV
 
-fresh_ext4 $dev -b 4096
+fresh_ext4 "$dev" -b 4096
 
 # fail_writes FIRST_BLOCK COUNT: writes to those 4k blocks of the device
 # fail from now on (reads still work); fail_writes with no argument ends it.
 fail_writes() {
-	local table=$linear s n
-
 	if [ $# = 2 ]; then
-		s=$(($1 * 8)) n=$(($2 * 8))
-		table="0 $s linear $UBD 0
-$s $n flakey $UBD $s 0 3600 1 error_writes
-$((s + n)) $((sectors - s - n)) linear $UBD $((s + n))"
+		dm_table $DM "$(dm_flakey_table "$UBD" $sectors "1 error_writes" \
+			"$1-$(($1 + $2 - 1))")"
+	else
+		dm_table $DM
 	fi
-	# No lockfs: freezing the filesystem would write back through the
-	# table being replaced, and fail where it fails writes.
-	dmsetup load $DM --table "$table" &&
-		dmsetup suspend --nolockfs $DM && dmsetup resume $DM ||
-		die "dm table: $table"
 }
 
 # pblock FILE LBLK: the physical 4k block of FILE's logical block LBLK.
@@ -76,7 +63,7 @@ check() { # NAME XFLAGS STATE (of 4k..16k after truncate up, lib.sh zeros)
 	expect "$1: non-zero bytes in 4k..16k after truncate up" "$n" 0
 	zeros "$f" 4096 12288 "$3"
 	ok "$1: 4k..16k is $3"
-	remount $dev
+	remount "$dev"
 	n=$(dd if="$f" bs=4k skip=1 count=3 status=none | tr -d '\000' | wc -c)
 	expect "$1: non-zero bytes in 4k..16k after remount" "$n" 0
 	zeros "$f" 4096 12288 "$3"
@@ -87,5 +74,5 @@ check() { # NAME XFLAGS STATE (of 4k..16k after truncate up, lib.sh zeros)
 check forcealign $BOTH allocated
 check hinted $EXTSIZE hole
 umount "$MNT"
-e2fsck -fn $dev >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
+e2fsck -fn "$dev" >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
 exit 0

@@ -25,6 +25,7 @@
 #
 # replay-log: beside KTOOL, or built from the fstests snapshot.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/crash-points.sh"
 
 BOTH=0x100800 EXTSIZE=0x800
 K=1024
@@ -33,55 +34,33 @@ sectors=$((FS_MB * 2048))
 W=$SCRATCH/eof-crash
 DELAY=extalign-delay LW=extalign-lw67
 export DM_DISABLE_UDEV=1
-mkdir -p "$W/mnt"
+mkdir -p "$W"
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
 command -v dmsetup >/dev/null || skip "no dmsetup"
-tools=$(dirname "$KTOOL")
-replay=
-for r in "$tools/replay-log" "${EXTALIGN_REPLAY_LOG:-}"; do
-	[ -x "$r" ] && replay=$r && break
-done
-if [ -z "$replay" ]; then
-	TOP=$(cd "$(dirname "$0")/../.." && pwd)
-	tarball=$(ls "${EXTALIGN_TOOLS:-$TOP/../shared/tools}"/xfstests-*.tar.xz 2>/dev/null | tail -n 1)
-	[ -n "$tarball" ] || skip "no fstests snapshot (xfstests-*.tar.xz) for replay-log"
-	tar -xJf "$tarball" -C "$W" --wildcards '*/src/log-writes/*' || die "unpacking replay-log"
-	lw=$(echo "$W"/*/src/log-writes)
-	gcc -O2 -o "$W/replay-log" "$lw/replay-log.c" "$lw/log-writes.c" || die "building replay-log"
-	replay=$W/replay-log
-fi
-
-cleanup_dm() {
-	umount "$MNT" 2>/dev/null
-	dmsetup remove $LW 2>/dev/null
-	dmsetup remove $DELAY 2>/dev/null
-}
-trap cleanup_dm EXIT
+replay_log "$W"
 
 tr '\000' '\132' </dev/zero | dd of="$sd" bs=1M count=$FS_MB iflag=fullblock \
 	oflag=direct status=none || die "pattern fill"
 dd if=/dev/zero of="$UBD" bs=1M count=1 conv=fsync status=none
-linear="0 $sectors linear $sd 0"
-dmsetup create $DELAY --table "$linear" || die "dmsetup create $DELAY"
-dmsetup create $LW --table "0 $sectors log-writes /dev/mapper/$DELAY $UBD" ||
+dm_linear $DELAY "$sd" $sectors || die "dmsetup create $DELAY"
+dm_create $LW "0 $sectors log-writes /dev/mapper/$DELAY $UBD" ||
 	die "dmsetup create log-writes"
 dev=/dev/mapper/$LW
 
 # delay_writes FIRST_BLOCK COUNT MS: writes to those 4k blocks take MS ms;
 # with no argument, nothing is delayed.
 delay_writes() {
-	local table=$linear s n
+	local s n
 
 	if [ $# = 3 ]; then
 		s=$(($1 * 8)) n=$(($2 * 8))
-		table="0 $s linear $sd 0
+		dm_table $DELAY "0 $s linear $sd 0
 $s $n delay $sd $s 0 $sd $s $3
 $((s + n)) $((sectors - s - n)) linear $sd $((s + n))"
+	else
+		dm_table $DELAY
 	fi
-	dmsetup load $DELAY --table "$table" &&
-		dmsetup suspend --nolockfs $DELAY && dmsetup resume $DELAY ||
-		die "dm table: $table"
 }
 
 mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$dev" ||
@@ -118,59 +97,45 @@ for name in forcealign hinted; do
 done
 umount "$MNT" || die "umount"
 dmsetup message $LW 0 mark end || die "mark end"
-dmsetup remove $LW && dmsetup remove $DELAY || die "dmsetup remove"
-trap - EXIT
+dm_remove $LW $DELAY
 
-# One crash point: what the disk says before recovery, then what a
+# At one crash point: what the disk says before recovery, then what a
 # recovered mount shows.
-cat >"$W/point.sh" <<EOF
-#!/bin/bash
-n=\$((\$(cat "$W/points") + 1))
-echo "\$n" >"$W/points"
-cp "$W/replay.img" "$W/point.img"
-# Only the journal: e2fsck would also release the orphan inodes.
-debugfs -w -R journal_run "$W/point.img" >>"$W/journal.log" 2>&1
-for name in forcealign:${ino[forcealign]}:${p0[forcealign]} hinted:${ino[hinted]}:${p0[hinted]}; do
-	IFS=: read -r nm ino p0 <<<"\$name"
-	ex=\$(debugfs -R "ex <\$ino>" "$W/point.img" 2>/dev/null)
-	echo "point \$n: \$nm: \$(tail -n +2 <<<"\$ex" | tr -s ' ' | tr '\n' ';')" >>"$W/debug"
-	# Blocks 2 and 3, written in the extent tree, still holding 0x5a.
-	for b in 2 3; do
-		written=\$(sed 's|/ *|/|g' <<<"\$ex" | awk -v b=\$b '{ split(\$1, l, "/") }
-			l[1] == l[2] && \$3 <= b && \$5 >= b && \$NF != "Uninit" { print "yes" }')
-		old=\$(dd if="$W/point.img" bs=4k skip=\$((p0 + b)) count=1 status=none | tr -d '\132' | wc -c)
-		[ -n "\$written" ] && [ "\$old" = 0 ] &&
-			echo "point \$n: \$nm block \$b window" >>"$W/results"
-	done
-done
-cp "$W/replay.img" "$W/point.img"
-loop=\$(losetup -f --show "$W/point.img") || exit 1
-if mount -t ext4 "\$loop" "$W/mnt" 2>"$W/mount.err"; then
+crash_raw() { # N IMAGE
+	local nm ex b written old
+
+	# Only the journal: e2fsck would also release the orphan inodes.
+	debugfs -w -R journal_run "$2" >>"$W/journal.log" 2>&1
 	for nm in forcealign hinted; do
-		f="$W/mnt/\$nm"
-		[ -f "\$f" ] || continue
-		size=\$(stat -c %s "\$f")
-		truncate -s 16k "\$f"
-		stale=\$(tr -d -c '\132' <"\$f" | wc -c)
-		echo "point \$n: \$nm size \$size stale \$stale" >>"$W/results"
+		ex=$(debugfs -R "ex <${ino[$nm]}>" "$2" 2>/dev/null)
+		echo "point $1: $nm: $(tail -n +2 <<<"$ex" | tr -s ' ' | tr '\n' ';')" >>"$W/debug"
+		# Blocks 2 and 3, written in the extent tree, still holding 0x5a.
+		for b in 2 3; do
+			# shellcheck disable=SC2001 # a regular expression
+			written=$(sed 's|/ *|/|g' <<<"$ex" | awk -v b=$b '{ split($1, l, "/") }
+				l[1] == l[2] && $3 <= b && $5 >= b && $NF != "Uninit" { print "yes" }')
+			old=$(dd if="$2" bs=4k skip=$((p0[$nm] + b)) count=1 status=none | tr -d '\132' | wc -c)
+			if [ -n "$written" ] && [ "$old" = 0 ]; then
+				echo "point $1: $nm block $b window"
+			fi
+		done
 	done
-	umount "$W/mnt"
-	e2fsck -fn "\$loop" >"$W/fsck.log" 2>&1 ||
-		echo "point \$n: FSCK \$(tail -n 3 "$W/fsck.log" | tr '\n' ' ')" >>"$W/results"
-else
-	echo "point \$n: MOUNT \$(tr '\n' ' ' <"$W/mount.err")" >>"$W/results"
-fi
-losetup -d "\$loop"
-exit 0
-EOF
-chmod +x "$W/point.sh"
-echo 0 >"$W/points"
-: >"$W/results"
-tr '\000' '\132' </dev/zero | dd of="$W/replay.img" bs=1M count=$FS_MB iflag=fullblock \
-	status=none || die "pattern fill of the image"
-"$replay" --log "$UBD" --replay "$W/replay.img" --end-mark setup || die "replay to setup"
-"$replay" --log "$UBD" --replay "$W/replay.img" --start-mark setup \
-	--check fua --fsck "$W/point.sh" || die "replay-log --check fua"
+}
+
+crash_mounted() { # N MNT
+	local nm f size stale
+
+	for nm in forcealign hinted; do
+		f=$2/$nm
+		[ -f "$f" ] || continue
+		size=$(stat -c %s "$f")
+		truncate -s 16k "$f"
+		stale=$(tr -d -c '\132' <"$f" | wc -c)
+		echo "point $1: $nm size $size stale $stale"
+	done
+}
+
+crash_replay "$W" "$UBD" $FS_MB '\132' 1 W ino p0
 cat "$W/debug" "$W/results"
 tail -n 5 "$W/journal.log"
 points=$(cat "$W/points")

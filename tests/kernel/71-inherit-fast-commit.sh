@@ -14,20 +14,10 @@ DM=extalign-fc
 
 command -v dmsetup >/dev/null || skip "no dmsetup"
 sectors=$((256 * 2048))
-linear="0 $sectors linear $UBD 0"
-dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
-dev=/dev/dm-$(dmsetup info -c --noheadings -o minor $DM | tr -d " ")
-trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null
-	sed -i "\|^$dev\$|d" "$DEVS_FILE"' EXIT
-[ -b $dev ] || die "no $dev"
+dm_linear $DM "$UBD" $sectors || skip "dmsetup create (no device-mapper?)"
+dev=$DM_DEV
 
-# table TABLE: swap the device's table without freezing the filesystem.
-table() {
-	dmsetup load $DM --table "$1" && dmsetup suspend --nolockfs $DM &&
-		dmsetup resume $DM || die "dm table: $1"
-}
-
-fresh_ext4 $dev -b 4096 -O fast_commit
+fresh_ext4 "$dev" -b 4096 -O fast_commit
 d=$MNT/d
 mkdir "$d"
 expect "inherited hint and forcealign" "$(kt setx "$d" $BOTH_INHERIT $UNIT)" ok
@@ -46,15 +36,15 @@ expect "transactions made ineligible by the inherited hint" $((x1 - x0)) 0
 
 # The crash: from now on every write is dropped, then the journal (with
 # its fast commits) is replayed at the next mount.
-table "0 $sectors flakey $UBD 0 0 3600 1 drop_writes"
+dm_table $DM "0 $sectors flakey $UBD 0 0 3600 1 drop_writes"
 umount "$MNT" || die "umount"
-table "$linear"
-mount -t ext4 $dev "$MNT" || die "mount after the crash"
+dm_table $DM
+mount -t ext4 "$dev" "$MNT" || die "mount after the crash"
 for ((i = 0; i < N; i++)); do
 	expect "f$i after replay" "$(kt getx "$d/f$i")" "xflags=$BOTH extsize=$UNIT"
 	filled "$d/f$i" 0 4096 || die "f$i: data after replay"
 	units_aligned "$d/f$i" $UNIT || die "f$i: not aligned after replay"
 done
 umount "$MNT"
-e2fsck -fn $dev >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
+e2fsck -fn "$dev" >"$SCRATCH/fsck.log" 2>&1 || { cat "$SCRATCH/fsck.log"; die "e2fsck -fn $dev"; }
 exit 0

@@ -126,25 +126,25 @@ cp "$WORK/out" "$WORK/probe.json"
 fsrow="[r for r in d['devices'][0]['children'] if r['type'] == 'fs' and r['name'] == '$MNT'][0]"
 expect "devices: the disk's unit" "$(pj 'd["devices"][0]["hw_max"]')" $UNIT
 if [ $FA = yes ]; then
-	expect "probe: file" "$(pj "$fsrow['probe']")" hinted
-	expect "probe: its hint" "$(pj "($fsrow['extsize'], $fsrow['forcealign'])")" "($UNIT, True)"
-	expect "probe: statx" "$(pj "($fsrow['statx'], $fsrow['statx_min'], $fsrow['statx_max'])")" \
+	expect "probe: file" "$(pj "${fsrow}['probe']")" hinted
+	expect "probe: its hint" "$(pj "(${fsrow}['extsize'], ${fsrow}['forcealign'])")" "($UNIT, True)"
+	expect "probe: statx" "$(pj "(${fsrow}['statx'], ${fsrow}['statx_min'], ${fsrow}['statx_max'])")" \
 		"('yes', 4096, $UNIT)"
-	expect "probe: the rule agrees" "$(pj "($fsrow['atomic'], $fsrow['awu_min'], $fsrow['awu_max'])")" \
+	expect "probe: the rule agrees" "$(pj "(${fsrow}['atomic'], ${fsrow}['awu_min'], ${fsrow}['awu_max'])")" \
 		"('yes', 4096, $UNIT)"
 	run 0 "$EXTALIGN" devices --probe "$sd"
 	grep -F -- "$MNT" "$WORK/out" | grep -q " 64K .* hinted" ||
 		{ cat "$WORK/out"; die "the table does not show 64K for a hinted probe"; }
 	run 0 "$EXTALIGN" devices --probe --json -o NAME,TYPE,EXTSIZE,FORCEALIGN,STATX-MAX,AWU-MAX "$g"
 	expect "devices of the forcealign file" \
-		"$(pj "[(r['extsize'], r['forcealign'], r['statx_max'], r['awu_max']) for r in $fsrow['children']]")" \
+		"$(pj "[(r['extsize'], r['forcealign'], r['statx_max'], r['awu_max']) for r in ${fsrow}['children']]")" \
 		"[($UNIT, True, $UNIT, $UNIT)]"
 else
-	expect "probe: file" "$(pj "$fsrow['probe']")" plain
-	expect "probe: statx of a plain file" "$(pj "($fsrow['statx'], $fsrow['statx_max'])")" \
+	expect "probe: file" "$(pj "${fsrow}['probe']")" plain
+	expect "probe: statx of a plain file" "$(pj "(${fsrow}['statx'], ${fsrow}['statx_max'])")" \
 		"('yes', 4096)"
-	pj "$fsrow['reason']" | grep -qF "probe: plain file, forcealign not supported by this kernel" ||
-		die "the probe's fallback is not reported: $(pj "$fsrow['reason']")"
+	pj "${fsrow}['reason']" | grep -qF "probe: plain file, forcealign not supported by this kernel" ||
+		die "the probe's fallback is not reported: $(pj "${fsrow}['reason']")"
 	ok "probe: the fallback to a plain file is reported"
 	skipped+=("devices --probe reporting a 64 KiB unit")
 fi
@@ -164,6 +164,7 @@ if [ $FA = yes ]; then
 else
 	skipped+=("extalignd with a forcealign rule")
 fi
+# shellcheck source=../integration/daemon.bash
 . "$TOP/tests/integration/daemon.bash"
 # kernel/config.fragment has AF_UNIX for the daemon's NOTIFY_SOCKET.
 python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)' ||
@@ -248,8 +249,8 @@ realign_case() {
 
 	what="realign${2:+ $2}"
 	unaligned "$file"
-	run 0 "$EXTALIGN" realign --extsize 64k $force --state-dir "$WORK/realign" --json "$file"
-	expect "$what: outcome" "$(pj 'd["files"][0]["outcome"]')" done
+	run 0 "$EXTALIGN" realign --extsize 64k ${force:+"$force"} --state-dir "$WORK/realign" --json "$file"
+	expect "$what: outcome" "$(pj 'd["files"][0]["outcome"]')" "done"
 	run 0 "$EXTALIGN" check "$file"
 	run 0 "$EXTALIGN" get --json "$file"
 	expect "$what: extsize" "$(pj 'd["files"][0]["extsize"]')" $UNIT

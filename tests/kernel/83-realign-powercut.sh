@@ -18,6 +18,7 @@ done
 WORK=$(mktemp -d /run/extalign-powercut.XXXXXX) || die "mktemp"
 trap 'rm -rf "$WORK"' EXIT
 fail() { die "$@"; }
+# shellcheck source=../integration/realign-powercut.bash
 . "$TOP/tests/integration/realign-powercut.bash"
 
 FS_SIZE=256M fresh_ext4 "$UBD" -b 4096

@@ -21,35 +21,12 @@ DM=extalign-eio
 # The I/O errors this test injects, as ext4 reports them on the dm device.
 allow_klog 'EXT4-fs warning \(device dm-[0-9]+\): ext4_end_bio:[0-9]+: I/O error'
 sectors=$((256 * 2048))
-linear="0 $sectors linear $UBD 0"
-dmsetup create $DM --table "$linear" || skip "dmsetup create (no device-mapper?)"
-# No udev in the guest: the kernel's /dev/dm-N node is there.
-dev=/dev/dm-$(dmsetup info -c --noheadings -o minor $DM | tr -d " ")
-# lib.sh's cleanup must not fsck the device-mapper device once it is gone.
-trap 'umount "$MNT" 2>/dev/null; dmsetup remove $DM 2>/dev/null
-	sed -i "\|^$dev\$|d" "$DEVS_FILE"; rm -rf "$WORK"' EXIT
-[ -b "$dev" ] || die "no $dev"
+# shellcheck disable=SC2016 # expanded when the test exits
+at_exit 'rm -rf "$WORK"'
+dm_linear $DM "$UBD" $sectors || skip "dmsetup create (no device-mapper?)"
+dev=$DM_DEV
 fresh_ext4 "$dev" -b 4096
 need_kept_hint
-
-# set_table [SEGMENT-TABLE]: load it (default: all linear).  No lockfs:
-# freezing would write back through the table being replaced.
-set_table() {
-	dmsetup load $DM --table "${1:-$linear}" &&
-		dmsetup suspend --nolockfs $DM && dmsetup resume $DM ||
-		die "dm table: ${1:-$linear}"
-}
-
-# fault_table ARGS RANGES: a table over the whole device that is flakey
-# (down, with the feature ARGS) on RANGES ("first-last" 4k blocks, one per
-# line, sorted, disjoint) and linear elsewhere.
-fault_table() {
-	awk -v total=$sectors -v dev=$UBD -v feat="$1" '
-	function lin(s, e) { if (e > s) printf "%d %d linear %s %d\n", s, e - s, dev, s }
-	{ split($1, r, "-"); s = r[1] * 8; e = (r[2] == "" ? r[1] : r[2]) * 8 + 8
-	  lin(at, s); printf "%d %d flakey %s %d 0 3600 %s\n", s, e - s, dev, s, feat; at = e }
-	END { lin(at, total) }' <<<"$2"
-}
 
 # free_ranges: the free blocks of the unmounted filesystem, "first-last".
 free_ranges() {
@@ -84,7 +61,8 @@ intact() {
 no_leftovers() {
 	local extra
 
-	extra=$(ls -A "$MNT" | grep -v -e '^lost+found$' -e '^v[0-9]$')
+	extra=$(find "$MNT" -mindepth 1 -maxdepth 1 -printf '%f\n' | sort |
+		grep -v -e '^lost+found$' -e '^v[0-9]$')
 	expect "files left over in $MNT" "$extra" ""
 }
 
@@ -95,10 +73,10 @@ case_eio() {
 	local name=$1 step=$2 table=$3 rc=0
 
 	shift 3
-	set_table "$table"
+	dm_table $DM "$table"
 	"$EXTALIGN" realign --extsize 64k --state-dir "$WORK/state" "$@" "$MNT/$name" \
 		>"$WORK/out" 2>"$WORK/err" || rc=$?
-	set_table
+	dm_table $DM
 	cat "$WORK/out" "$WORK/err"
 	expect "$name: exit status" "$rc" 3
 	grep -qF "$MNT/$name: $step: Input/output error; the file is unchanged" "$WORK/err" ||
@@ -114,10 +92,10 @@ victim v3
 umount "$MNT" || die "umount"
 free=$(free_ranges)
 [ -n "$free" ] || die "no free blocks read from $dev"
-echo "free ranges: $(echo $free)"
-writes=$(fault_table "1 error_writes" "$free")
+echo "free ranges: ${free//$'\n'/ }"
+writes=$(dm_flakey_table "$UBD" $sectors "1 error_writes" "$free")
 mount -t ext4 "$dev" "$MNT" || die "mount $dev"
-reads=$(fault_table "" "$(file_ranges "$MNT/v3")")
+reads=$(dm_flakey_table "$UBD" $sectors "" "$(file_ranges "$MNT/v3")")
 
 case_eio v1 "write the copy" "$writes"
 case_eio v2 "sync the copy" "$writes" --buffered

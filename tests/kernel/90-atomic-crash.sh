@@ -14,6 +14,7 @@
 # atomic write limits (kernel/fstests/harness-patches) and the fstests
 # snapshot for replay-log (../shared/tools or EXTALIGN_TOOLS).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/crash-points.sh"
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CYCLES=${ATOMIC_CRASH_CYCLES:-30}
@@ -24,34 +25,21 @@ FS_MB=64
 W=$SCRATCH/atomic-crash
 NAME=extalign-lw
 export DM_DISABLE_UDEV=1
-mkdir -p "$W/mnt"
+mkdir -p "$W"
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
 command -v dmsetup >/dev/null || skip "no dmsetup on the host root"
 [ -e /sys/module/dm_log_writes ] || grep -qw log-writes <(dmsetup targets) ||
 	skip "the kernel has no dm log-writes target (CONFIG_DM_LOG_WRITES)"
 
-# replay-log from the fstests snapshot, and the writer.
-tools=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
-tarball=$(ls "$tools"/xfstests-*.tar.xz 2>/dev/null | tail -n 1)
-[ -n "$tarball" ] || skip "no fstests snapshot (xfstests-*.tar.xz) in $tools for replay-log"
-tar -xJf "$tarball" -C "$W" --wildcards '*/src/log-writes/*' ||
-	die "unpacking src/log-writes from $tarball"
-lw=$(echo "$W"/*/src/log-writes)
-gcc -O2 -o "$W/replay-log" "$lw/replay-log.c" "$lw/log-writes.c" ||
-	die "building replay-log"
+# replay-log, and the writer.
+replay_log "$W"
 gcc -O2 -Wall -Wextra -Werror -pthread -o "$W/atomic-crash" \
 	"$TOP/tests/kernel/atomic-crash.c" || die "building atomic-crash"
 
-cleanup_dm() {
-	umount "$MNT" 2>/dev/null
-	dmsetup remove "$NAME" 2>/dev/null
-}
-trap cleanup_dm EXIT
-
 # The log device starts empty, so that an old log cannot be read back.
 dd if=/dev/zero of="$UBD" bs=1M count=1 conv=fsync status=none
-dmsetup create "$NAME" --table "0 $((FS_MB * 2048)) log-writes $sd $UBD" ||
+dm_create "$NAME" "0 $((FS_MB * 2048)) log-writes $sd $UBD" ||
 	die "dmsetup create log-writes over $sd"
 dev=/dev/mapper/$NAME
 q=/sys/block/$(dmsetup info -c --noheadings -o blkdevname "$NAME")/queue
@@ -91,40 +79,15 @@ expect "a re-arm gives the split unit its two unwritten extents again" \
 	"$(split_extents)" 2
 umount "$MNT" || die "umount"
 dmsetup message "$NAME" 0 mark end || die "mark end"
-dmsetup remove "$NAME" || die "dmsetup remove"
-trap - EXIT
+dm_remove "$NAME"
 
-# Each crash point: a copy of the replayed image, mounted, checked.
-cat >"$W/point.sh" <<EOF
-#!/bin/bash
-n=\$((\$(cat "$W/points") + 1))
-echo "\$n" >"$W/points"
-cp "$W/replay.img" "$W/point.img"
-loop=\$(losetup -f --show "$W/point.img") || exit 1
-if mount -t ext4 "\$loop" "$W/mnt" 2>"$W/mount.err"; then
-	echo "point \$n: \$("$W/atomic-crash" check "$W/mnt/d" 2>&1 | tr '\n' ' ')" >>"$W/results"
-	umount "$W/mnt"
-	# A full fsck of every 25th point, recovered by the mount.
-	if [ \$((n % 25)) = 0 ] && ! e2fsck -fn "\$loop" >"$W/fsck.log" 2>&1; then
-		echo "point \$n: FSCK \$(tail -n 3 "$W/fsck.log" | tr '\n' ' ')" >>"$W/results"
-	fi
-else
-	echo "point \$n: MOUNT \$(tr '\n' ' ' <"$W/mount.err")" >>"$W/results"
-fi
-losetup -d "\$loop"
-exit 0
-EOF
-chmod +x "$W/point.sh"
-echo 0 >"$W/points"
-: >"$W/results"
-rm -f "$W/replay.img"
-truncate -s "${FS_MB}M" "$W/replay.img"
-"$W/replay-log" --log "$UBD" --num-entries
-"$W/replay-log" --log "$UBD" --replay "$W/replay.img" --end-mark setup ||
-	die "replay to the setup mark"
+# Each crash point: a copy of the replayed image, mounted, checked; a
+# full fsck of every 25th point, recovered by the mount.
+crash_mounted() { # N MNT
+	echo "point $1: $("$W/atomic-crash" check "$2/d" 2>&1 | tr '\n' ' ')"
+}
 start=$(date +%s)
-"$W/replay-log" --log "$UBD" --replay "$W/replay.img" --start-mark setup \
-	--check fua --fsck "$W/point.sh" || die "replay-log --check fua"
+crash_replay "$W" "$UBD" $FS_MB "" 25 W
 echo "replay and checks: $(($(date +%s) - start))s"
 
 points=$(cat "$W/points")

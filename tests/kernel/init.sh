@@ -61,5 +61,5 @@ for t in "$HERE"/[0-9]*.sh; do
 	echo "$name $rc $secs $reason" >>"$OUT/results"
 	echo "extalign-init: $name rc=$rc (${secs}s)"
 done
-echo done >"$OUT/done"
+echo "done" >"$OUT/done"
 guest_poweroff

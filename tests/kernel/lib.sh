@@ -9,6 +9,7 @@
 
 # The scratch disk: UML's ubd disk, or what EXTALIGN_SCRATCH_DISK names
 # (the QEMU guest's second virtio disk).
+# shellcheck disable=SC2034 # for the tests
 UBD=${EXTALIGN_SCRATCH_DISK:-/dev/ubda}
 MNT=/tmp/mnt
 # Scratch files go to the guest's own /run (tmpfs), not to /tmp, which is
@@ -76,7 +77,7 @@ fresh_ext4() {
 	   ! grep -q "^$dev " /proc/mounts; then
 		fs_check "$dev" || die "$dev is not clean"
 	fi
-	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" ${FS_SIZE:-} ||
+	mkfs.ext4 -q -F -E nodiscard "$@" "$dev" ${FS_SIZE:+"$FS_SIZE"} ||
 		die "mkfs.ext4 $* $dev ${FS_SIZE:-}"
 	grep -qx "$dev" "$DEVS_FILE" 2>/dev/null || echo "$dev" >>"$DEVS_FILE"
 	mount -t ext4 "$dev" "$MNT" || die "mount $dev"
@@ -217,25 +218,58 @@ fiemap_state() {
 	}'
 }
 
+# Trace events, from tracefs on TRACEFS.
+TRACEFS=/sys/kernel/tracing
+
+# tracefs_mount: tracefs on $TRACEFS, mounted unless it is there already.
+tracefs_mount() {
+	mountpoint -q $TRACEFS || mount -t tracefs nodev $TRACEFS
+}
+
+# need_trace_event SYSTEM/EVENT: skip the test unless tracefs can be had
+# and has EVENT.
+need_trace_event() {
+	tracefs_mount || skip "no tracefs"
+	[ -d "$TRACEFS/events/$1" ] || skip "no ${1%%/*} trace events"
+}
+
+# trace_start SYSTEM/EVENT...: an empty trace buffer that records those
+# events (and no others trace_start turned on) until trace_stop.
+trace_start() {
+	local e
+
+	TRACE_EVENTS=("$@")
+	echo 0 >$TRACEFS/tracing_on
+	echo >$TRACEFS/trace
+	for e in "${TRACE_EVENTS[@]}"; do
+		echo 1 >"$TRACEFS/events/$e/enable"
+	done
+	echo 1 >$TRACEFS/tracing_on
+}
+
+# trace_stop: stop recording; what was recorded stays in $TRACEFS/trace.
+trace_stop() {
+	local e
+
+	echo 0 >$TRACEFS/tracing_on
+	for e in "${TRACE_EVENTS[@]}"; do
+		echo 0 >"$TRACEFS/events/$e/enable"
+	done
+}
+
 # The SCSI commands the scsi_debug disk receives, from the scsi tracepoint:
 # devtrace_start, the I/O, devtrace_stop, then dev_writes.  A write that
 # went out with REQ_ATOMIC reaches the disk as WRITE ATOMIC(16); anything
 # else as WRITE(10/16).
-TRACEFS=/sys/kernel/tracing
 devtrace_start() {
-	mountpoint -q $TRACEFS || mount -t tracefs nodev $TRACEFS ||
-		die "no tracefs"
+	tracefs_mount || die "no tracefs"
 	[ -d $TRACEFS/events/scsi/scsi_dispatch_cmd_start ] ||
 		die "no scsi trace events"
-	echo 0 >$TRACEFS/tracing_on
-	echo >$TRACEFS/trace
-	echo 1 >$TRACEFS/events/scsi/scsi_dispatch_cmd_start/enable
-	echo 1 >$TRACEFS/tracing_on
+	trace_start scsi/scsi_dispatch_cmd_start
 }
 
 devtrace_stop() {
-	echo 0 >$TRACEFS/tracing_on
-	echo 0 >$TRACEFS/events/scsi/scsi_dispatch_cmd_start/enable
+	trace_stop
 	grep -o 'cmnd=([A-Z0-9_]* lba=[0-9]* txlen=[0-9]*' $TRACEFS/trace |
 		sed 's/cmnd=(//; s/lba=//; s/txlen=//' >"$SCRATCH/devtrace"
 }
@@ -249,7 +283,7 @@ dev_writes() {
 	local lbs sd
 
 	sd=$(scsi_disk) || die "no scsi_debug disk"
-	lbs=$(cat /sys/block/${sd#/dev/}/queue/logical_block_size)
+	lbs=$(cat "/sys/block/${sd#/dev/}/queue/logical_block_size")
 	xfs_io -c "fiemap -v $2 $3" "$1" | awk -v off=$(($2 / 512)) \
 		-v end=$((($2 + $3) / 512)) -v spb=$((lbs / 512)) \
 		-v trace="$SCRATCH/devtrace" '
@@ -376,12 +410,104 @@ allow_klog() {
 	echo "$1" >>"$SCRATCH/klog-allow"
 }
 
+# at_exit COMMAND: run COMMAND (shell code) when the test exits, before
+# what was registered earlier.  The tests that use it set no EXIT trap of
+# their own.
+AT_EXIT=()
+at_exit() {
+	AT_EXIT=("$1" "${AT_EXIT[@]}")
+	trap run_at_exit EXIT
+}
+
+run_at_exit() {
+	local c
+
+	for c in "${AT_EXIT[@]}"; do
+		eval "$c"
+	done
+}
+
+# Device-mapper devices under a test's filesystem (dm-flakey for I/O
+# errors and lost writes, dm-delay, dm log-writes).  Each goes when the
+# test exits, $MNT unmounted first; the cleanup after the test must not
+# fsck one then, it is gone.
+DM_NAMES=()
+declare -A DM_NODE DM_LINEAR
+
+# dm_create NAME TABLE: create NAME with TABLE (false if dmsetup fails).
+# DM_NODE[NAME] is its node: the kernel's /dev/dm-N, as there is no udev
+# in the guest to add /dev/mapper/NAME.
+dm_create() {
+	dmsetup create "$1" --table "$2" || return 1
+	DM_NAMES=("$1" "${DM_NAMES[@]}")
+	DM_NODE[$1]=/dev/dm-$(dmsetup info -c --noheadings -o minor "$1" | tr -d " ")
+	[ -n "${DM_AT_EXIT:-}" ] || at_exit dm_teardown
+	DM_AT_EXIT=1
+}
+
+# dm_linear NAME DEV SECTORS: dm_create NAME mapping the first SECTORS
+# sectors of DEV one to one (DM_LINEAR[NAME], the table dm_table goes
+# back to); DM_DEV is its node.
+dm_linear() {
+	dm_create "$1" "0 $3 linear $2 0" || return 1
+	DM_LINEAR[$1]="0 $3 linear $2 0"
+	DM_DEV=${DM_NODE[$1]}
+	[ -b "$DM_DEV" ] || die "no $DM_DEV"
+}
+
+# dm_table NAME [TABLE]: NAME maps through TABLE (by default its linear
+# table) from now on.  No lockfs: freezing the filesystem would write
+# back through the table being replaced, and fail where it fails writes.
+dm_table() {
+	local table=${2:-${DM_LINEAR[$1]}}
+
+	if ! { dmsetup load "$1" --table "$table" &&
+	       dmsetup suspend --nolockfs "$1" && dmsetup resume "$1"; }; then
+		die "dm table: $table"
+	fi
+}
+
+# dm_flakey_table DEV SECTORS FEATURES RANGES: a table over the first
+# SECTORS sectors of DEV that is dm-flakey, down, with FEATURES ("1
+# error_writes", or "" to fail all I/O) on RANGES ("first-last" or "first"
+# 4k blocks, one per line, sorted, disjoint) and linear elsewhere.
+dm_flakey_table() {
+	awk -v total="$2" -v dev="$1" -v feat="$3" '
+	function lin(s, e) { if (e > s) printf "%d %d linear %s %d\n", s, e - s, dev, s }
+	{ split($1, r, "-"); s = r[1] * 8; e = (r[2] == "" ? r[1] : r[2]) * 8 + 8
+	  lin(at, s); printf "%d %d flakey %s %d 0 3600 %s\n", s, e - s, dev, s, feat; at = e }
+	END { lin(at, total) }' <<<"$4"
+}
+
+# dm_remove NAME...: remove those devices now, in that order.
+dm_remove() {
+	local n k
+
+	for n in "$@"; do
+		dmsetup remove "$n" || die "dmsetup remove $n"
+		for k in "${!DM_NAMES[@]}"; do
+			[ "${DM_NAMES[$k]}" != "$n" ] || unset "DM_NAMES[$k]"
+		done
+	done
+}
+
+dm_teardown() {
+	local n
+
+	[ ${#DM_NAMES[@]} -gt 0 ] || return 0
+	umount "$MNT" 2>/dev/null
+	for n in "${DM_NAMES[@]}"; do
+		dmsetup remove "$n" 2>/dev/null
+		[ ! -f "$DEVS_FILE" ] || sed -i "\|^${DM_NODE[$n]}\$|d" "$DEVS_FILE"
+	done
+}
+
 cleanup() {
 	local m dev rc=0
 
-	for m in $(awk '$2 ~ "^/tmp/mnt" { print $2 }' /proc/mounts | sort -r); do
+	while read -r m; do
 		umount "$m" || { echo "cleanup: cannot unmount $m"; rc=1; }
-	done
+	done < <(awk '$2 ~ "^/tmp/mnt" { print $2 }' /proc/mounts | sort -r)
 	[ -f "$DEVS_FILE" ] || return $rc
 	while read -r dev; do
 		fs_check "$dev" || rc=1
