@@ -4,7 +4,7 @@
 # same MESSAGE_IDs, each one sent somewhere in the daemon.
 . "$(dirname "$0")/lib.sh"
 need_cmd journalctl
-cd "$TOP"
+cd "$TOP" || exit 1
 
 CAT=daemon/extalignd.catalog
 IDS=daemon/message-ids.h

@@ -73,12 +73,12 @@ if late["data"]["queue"] == "running":
 else:
     print("the first job ended before the snapshot: the second file's wait not seen")
 PY
-progressed() { [ "$(late_field queue)" = done ] || [ "$(late_field done_bytes)" != "$d1" ]; }
+progressed() { [ "$(late_field queue)" = "done" ] || [ "$(late_field done_bytes)" != "$d1" ]; }
 wait_until 10 progressed || fail "progress stands still at $d1"
-job_done() { [ "$(late_field queue)" = done ]; }
+job_done() { [ "$(late_field queue)" = "done" ]; }
 wait_until 30 job_done || { status_json; fail "job not done"; }
 [ "$(md5sum <"$M/rj/data")" = "$sum" ] || fail "realignment changed the data"
-job2_done() { [ "$(late_field queue data2)" = done ]; }
+job2_done() { [ "$(late_field queue data2)" = "done" ]; }
 wait_until 30 job2_done || { status_json; fail "the second job did not run after the first"; }
 [ "$(md5sum <"$M/rj/data2")" = "$sum2" ] || fail "realignment changed the data of data2"
 stop_daemon

@@ -42,8 +42,8 @@ extsize_is "$M/rj/data" 0 || fail "file changed outside the window"
 # Open the window (all day): the job runs and the file carries the hint.
 write_conf "00:00-23:59"
 reload_and_wait
-wait_until 10 queue_is done || { cat "$DLOG"; fail "job not done ($(queue_of))"; }
-wait_until 10 queue_is done old || { cat "$DLOG"; fail "scan candidate not done ($(queue_of old))"; }
+wait_until 10 queue_is "done" || { cat "$DLOG"; fail "job not done ($(queue_of))"; }
+wait_until 10 queue_is "done" old || { cat "$DLOG"; fail "scan candidate not done ($(queue_of old))"; }
 extsize_is "$M/rj/old" 65536 || fail "scanned file has no hint after its job"
 [ "$(md5sum <"$M/rj/old")" = "$oldsum" ] || fail "realignment changed the scanned file's data"
 [ "$(counter jobs_done)" = 2 ] || fail "jobs_done counter"

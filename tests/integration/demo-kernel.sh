@@ -6,7 +6,7 @@
 # devices --probe and check agree, and its output to a pipe has no colour.
 . "$(dirname "$0")/lib.sh"
 need_root
-cd "$TOP"
+cd "$TOP" || exit 1
 KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 [ -x "$KB/build-um/linux" ] || skip "no UML kernel at $KB/build-um/linux (kernel/check.sh builds it)"
 [ -x build/extalign ] || skip "build the programs first (make)"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd unshare
-cd "$TOP"
+cd "$TOP" || exit 1
 [ -x build/extalign ] || skip "build the programs first (make)"
 grep -q overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
 grep -q overlay /proc/filesystems || skip "no overlayfs to collect writes to /var/lib"

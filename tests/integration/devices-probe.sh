@@ -135,7 +135,7 @@ PY
 expect_exit 0 "$EXTALIGN" devices "$dev_ext4"
 head -1 "$WORK/out" | grep -q PROBE && fail "PROBE shown without --probe"
 # The probe leaves nothing behind.
-[ -z "$(ls -A "$ext4" | grep -v '^lost+found$')" ] || fail "the probe left files in $ext4"
+[ -z "$(find "$ext4" -mindepth 1 -maxdepth 1 ! -name lost+found)" ] || fail "the probe left files in $ext4"
 [ -z "$(ls -A "$xfs")" ] || fail "the probe left files in $xfs"
 expect_exit 0 "$EXTALIGN" devices --help
 expect_in out "PROBE"

@@ -4,7 +4,7 @@
 # never over an edited /etc/extalign.conf; make uninstall takes them away;
 # the completion answers.
 . "$(dirname "$0")/lib.sh"
-cd "$TOP"
+cd "$TOP" || exit 1
 
 # The default target must not need check.h: no recipe of it asks pkg-config
 # for "check", and none builds anything under tests/.

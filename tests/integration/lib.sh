@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the integration tests (sourced).  Each test is a bash script that
 # exits 0 on success, 77 to skip (after printing "SKIP: reason") and anything
 # else on failure.  Filesystems are real images on loop devices.

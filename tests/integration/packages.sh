@@ -4,7 +4,7 @@
 # the demo asks for build and demo only, and nothing else installs packages.
 # The Makefile and debian/changelog name the same version.
 . "$(dirname "$0")/lib.sh"
-cd "$TOP"
+cd "$TOP" || exit 1
 
 purpose() { # PURPOSE: the packages of that purpose, sorted
 	awk -v p="$1" '!/^#/ && NF > 1 { for (i = 2; i <= NF; i++) if ($i == p) print $1 }' \

@@ -10,7 +10,7 @@ DATA=$TOP/tests/data/policy
 # Hermetic: never the host's /etc/projid or /etc/projects.
 SYS=(--projid "$DATA/projid" --projects "$DATA/projects")
 GOOD=(-c good.conf -d good.d "${SYS[@]}")
-cd "$DATA"
+cd "$DATA" || exit 1
 
 # ---- help and usage ----
 for c in check explain show; do

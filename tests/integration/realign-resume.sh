@@ -36,7 +36,7 @@ assert s["kept_to_resume"] == int(sys.argv[2]) and s["discarded"] == 0, s' "$WOR
 	[ "$(leftovers)" = 2 ] || fail "$how: no kept copy and record"
 	# Over the directory: the walk meets the kept copy and leaves it be.
 	expect_exit 0 "${R[@]}" --extsize 64k --json "$mnt/$how"
-	[ "$(json outcome)" = done ] || fail "$how: second run"
+	[ "$(json outcome)" = "done" ] || fail "$how: second run"
 	[ "$(json resumed_from)" = "$kept" ] || fail "$how: did not go on at $kept"
 	[ "$(json copied)" = $((40 * MiB - kept)) ] || fail "$how: copied $(json copied) again"
 	[ "$(sha256sum <"$f")" = "$h" ] || fail "$how: content changed by the resumed run"

@@ -3,7 +3,7 @@
 # security analysis keeps the exposure low (PID 1 here need not be systemd).
 . "$(dirname "$0")/lib.sh"
 need_cmd systemd-analyze
-cd "$TOP"
+cd "$TOP" || exit 1
 root=$WORK/root
 make -s install DESTDIR="$root" PREFIX=/usr >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "make install"; }
 unit=$(find "$root" -name extalignd.service | head -1)
