@@ -171,44 +171,8 @@ if [ ! -f "$OUT/done" ]; then
 	die "the guest did not finish (exit $uml_rc; console in $RUN/console.log)"
 fi
 
-# One line per test from fstests' xunit report; a test the report lacks
-# did not run at all (./check stopped).
-python3 - "$OUT" "${tests[@]}" >"$OUT/summary" <<'EOF' ||
-import glob
-import sys
-import xml.etree.ElementTree as ET
-
-seen = {}
-reports = sorted(glob.glob(sys.argv[1] + "/xunit/*.xml"))
-if not reports:
-    print("fstests.sh: no xunit report", file=sys.stderr)
-for report in reports:
-  try:
-    for case in ET.parse(report).getroot().iter("testcase"):
-        name = case.get("name")
-        skipped = case.find("skipped")
-        failure = case.find("failure")
-        if failure is None:
-            failure = case.find("error")
-        if skipped is not None:
-            seen[name] = ("NOTRUN", skipped.get("message", ""))
-        elif failure is not None:
-            seen[name] = ("FAIL", failure.get("message", ""))
-        else:
-            seen[name] = ("PASS", case.get("time", "") + "s")
-  except (OSError, ET.ParseError) as e:
-    print(f"fstests.sh: unusable xunit report {report}: {e}", file=sys.stderr)
-try:
-    with open(sys.argv[1] + "/timeouts") as f:
-        for line in f:
-            name, secs = line.split()
-            seen[name] = ("FAIL", f"timed out after {secs}s (FSTESTS_TEST_TIMEOUT)")
-except OSError:
-    pass
-for name in sys.argv[2:]:
-    status, reason = seen.get(name, ("FAIL", "not in fstests' report: did not run"))
-    print(name, status, " ".join(reason.split()))
-EOF
+# One line per test from what ./check printed (kernel/fstests/report.py).
+"$HERE/fstests/report.py" "$OUT" "${tests[@]}" >"$OUT/summary" ||
 	die "cannot read the report"
 
 passed=0 failed=0 notrun=0 xfailed=0
