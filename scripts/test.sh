@@ -1,10 +1,10 @@
 #!/bin/bash
 # Set up and run every test on a fresh Debian 12 machine, as root: installs
 # the missing packages (scripts/packages.txt), builds, then runs the unit,
-# integration, fuzz, kernel and fresh-root suites (tests/run.sh).  Skips are
-# counted and say why.
+# integration, fuzz, kernel, fstests and fresh-root suites (tests/run.sh).
+# Skips are counted and say why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh build test kernel fresh
+scripts/install-deps.sh build test kernel fstests fresh
 make -j"$(nproc)" tests
 exec tests/run.sh "$@"

@@ -1,8 +1,10 @@
 #!/bin/bash
 # Run the test suites: unit (Check, under valgrind when installed),
-# integration (real loop filesystems), kernel (patched UML kernel), fresh
-# (the README's demo and the Debian package in a new Debian 12 root).
-# Usage: tests/run.sh [unit|integration|fuzz|kernel|fresh]...   (default: all)
+# integration (real loop filesystems), kernel (patched UML kernel), fstests
+# (upstream fstests' atomic-write list on that kernel), fresh (the README's
+# demo and the Debian package in a new Debian 12 root).
+# Usage: tests/run.sh [unit|integration|fuzz|kernel|fstests|fresh]...
+# (default: all)
 # Prints one line per test and a summary with pass, fail and skip counts;
 # every skip carries its reason.  Exit status is non-zero if any test failed.
 set -uo pipefail
@@ -10,7 +12,7 @@ set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel fresh)
+[ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel fstests fresh)
 
 pass=0 failed=0 skipped=0
 failures=() skips=()
@@ -75,6 +77,42 @@ run_kernel() {
 	record kernel/check "$rc" "$LOG/kernel.log"
 }
 
+# List (a) of kernel/fstests (the atomic-write tests) on the kernel the
+# kernel suite built, once plain and once with a forcealign scratch root
+# (kernel/fstests/README.md has the times behind this choice).  The tools
+# come from the snapshots beside the checkout; without them, or without a
+# kernel build, the suite is skipped, not failed: the kernel suite already
+# reports a build that failed.
+FSTESTS_MODES=(plain forcealign)
+run_fstests() {
+	local kb=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+	local tools=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
+	local mode name log rc opts build=()
+	for mode in "${FSTESTS_MODES[@]}"; do
+		name=fstests/atomic-$mode
+		log=$LOG/${name//\//_}.log
+		opts=()
+		[ "$mode" = forcealign ] && opts=(--forcealign)
+		if ! ls "$tools"/xfstests-*.tar.xz "$tools"/fio-*.tar.xz \
+			"$tools"/xfsprogs-*.tar.xz >/dev/null 2>&1; then
+			echo "SKIP: no fstests, fio and xfsprogs snapshots in $tools" >"$log"
+			rc=77
+		elif [ ! -x "$kb/build-um/linux" ]; then
+			echo "SKIP: no UML kernel in $kb/build-um (the kernel suite builds it)" >"$log"
+			rc=77
+		else
+			# The first run brings the kernel up to date (nothing
+			# to do right after the kernel suite); the next boot it
+			# as it is.
+			kernel/fstests.sh "${build[@]}" "${opts[@]}" atomic >"$log" 2>&1
+			rc=$?
+			build=(--no-build)
+		fi
+		record "$name" "$rc" "$log"
+		[ "$rc" = 0 ] && grep -E '^(PASS|FAIL|XFAIL|NOTRUN) |^[0-9]+ passed|^  time ' "$log" | sed 's/^/    /'
+	done
+}
+
 run_fresh() {
 	local rc
 	timeout 3600 tests/fresh/run.sh >"$LOG/fresh.log" 2>&1
@@ -85,8 +123,8 @@ run_fresh() {
 
 for s in "${suites[@]}"; do
 	case $s in
-	unit | integration | fuzz | kernel | fresh) "run_$s" ;;
-	*) echo "unknown suite '$s' (unit, integration, fuzz, kernel, fresh)" >&2; exit 2 ;;
+	unit | integration | fuzz | kernel | fstests | fresh) "run_$s" ;;
+	*) echo "unknown suite '$s' (unit, integration, fuzz, kernel, fstests, fresh)" >&2; exit 2 ;;
 	esac
 done
 
