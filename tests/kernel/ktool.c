@@ -9,6 +9,11 @@
  *   ktool statx FILE                  atomic write limits from statx
  *   ktool awrite FILE OFF LEN [buf]   one RWF_ATOMIC pwritev2 (O_DIRECT
  *                                     unless "buf" is given)
+ *   ktool awritefault FILE OFF LEN PAGE
+ *                                     the same O_DIRECT write from a buffer
+ *                                     whose PAGE-th 4 KiB page (from 0) is
+ *                                     PROT_NONE: only the pages before it
+ *                                     can be pinned
  *   ktool getx FILE...                FS_IOC_FSGETXATTR flags and extsize
  *                                     (a line per file)
  *   ktool setx FILE XFLAGS EXTSIZE    FS_IOC_FSSETXATTR with exactly these
@@ -107,6 +112,47 @@ static int cmd_awrite(const char *path, const char *off_s, const char *len_s,
 		return fail();
 	/* A pattern the test can check: every byte is 0xa5. */
 	memset(buf, 0xa5, len);
+	iov.iov_base = buf;
+	iov.iov_len = len;
+	done = pwritev2(fd, &iov, 1, off, K_RWF_ATOMIC);
+	if (done < 0)
+		return fail();
+	printf("ok %zd\n", done);
+	close(fd);
+	return 0;
+}
+
+/*
+ * An atomic write whose user buffer cannot be pinned whole: the block
+ * layer gets only the pages before the PROT_NONE one.  The write must then
+ * fail with nothing written, never go out (or complete through the page
+ * cache) in part.
+ */
+static int cmd_awritefault(const char *path, const char *off_s,
+			   const char *len_s, const char *page_s)
+{
+	off_t off = strtoll(off_s, NULL, 0);
+	size_t len = strtoull(len_s, NULL, 0);
+	size_t page = strtoull(page_s, NULL, 0);
+	struct iovec iov;
+	ssize_t done;
+	char *buf;
+	int fd;
+
+	if (len % 4096 || (page + 1) * 4096 > len) {
+		fprintf(stderr, "awritefault: PAGE must lie inside LEN\n");
+		return 2;
+	}
+	fd = open(path, O_WRONLY | O_DIRECT);
+	if (fd < 0)
+		return fail();
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return fail();
+	memset(buf, 0xa5, len);
+	if (mprotect(buf + page * 4096, 4096, PROT_NONE) < 0)
+		return fail();
 	iov.iov_base = buf;
 	iov.iov_len = len;
 	done = pwritev2(fd, &iov, 1, off, K_RWF_ATOMIC);
@@ -363,6 +409,8 @@ int main(int argc, char **argv)
 		return cmd_statx(argv[2]);
 	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "awrite"))
 		return cmd_awrite(argv[2], argv[3], argv[4], argc == 6);
+	if (argc == 6 && !strcmp(argv[1], "awritefault"))
+		return cmd_awritefault(argv[2], argv[3], argv[4], argv[5]);
 	if (argc >= 3 && !strcmp(argv[1], "getx"))
 		return cmd_getx(argc - 2, argv + 2);
 	if (argc == 5 && !strcmp(argv[1], "tmpfile"))
@@ -377,6 +425,6 @@ int main(int argc, char **argv)
 		return cmd_swapboot(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "race"))
 		return cmd_race(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: ktool statx|awrite|getx|setx|tmpfile|mknod|moveext|swapboot|race ...\n");
+	fprintf(stderr, "usage: ktool statx|awrite|awritefault|getx|setx|tmpfile|mknod|moveext|swapboot|race ...\n");
 	return 2;
 }
