@@ -55,8 +55,8 @@ struct check_out {
  * regular files (see check_open()).
  */
 struct parent {
-	char *dir;		   /* as given, NULL: none open */
-	int fd;			   /* AT_FDCWD for paths without a slash */
+	char *dir;		  /* as given, NULL: none open */
+	int fd;			  /* AT_FDCWD for paths without a slash */
 	struct ea_dir_list types; /* n == 0: none read */
 	size_t cursor;
 };
@@ -203,7 +203,8 @@ static int check_open(struct parent *p, char *const *paths, size_t n, bool need_
 	 * the way below, which says what is wrong.
 	 */
 	if (p->types.n && dfd == p->fd && ea_dir_list_type(&p->types, name, &p->cursor) == DT_REG) {
-		t->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		t->fd = openat(dfd, name,
+			       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (t->fd >= 0 && !need_stat)
 			return EXIT_OK;
 		if (t->fd >= 0 && fstat(t->fd, &t->st) == 0 && S_ISREG(t->st.st_mode))

@@ -18,12 +18,14 @@ static const struct subcommand {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } subcommands[] = {
-	{ "set", NULL, cmd_set, "set an extent size hint (and forcealign) on files or directories" },
+	{ "set", NULL, cmd_set,
+	  "set an extent size hint (and forcealign) on files or directories" },
 	{ "get", "show", cmd_get, "show the hints of files and directories" },
 	{ "clear", NULL, cmd_clear, "remove extent size hints and forcealign" },
 	{ "check", NULL, cmd_check, "check that a file's extents are aligned (FIEMAP)" },
 	{ "devices", NULL, cmd_devices, "atomic write limits of devices, filesystems and files" },
-	{ "realign", NULL, cmd_realign, "rewrite misaligned files so they carry the hint and aligned extents" },
+	{ "realign", NULL, cmd_realign,
+	  "rewrite misaligned files so they carry the hint and aligned extents" },
 	{ "policy", NULL, cmd_policy, "check, explain and show the rules of extalign.conf" },
 	{ "apply", NULL, cmd_apply, "apply the rules of extalign.conf to existing trees" },
 	{ "status", NULL, cmd_status, "show what the running extalignd is doing" },

@@ -563,7 +563,8 @@ void apply_rescan(struct apply *a, bool overflow)
 			else if (fd == -ENOENT)
 				log_id(&a->report->log, MSGID_RULE_DIR_MISSING, LOG_NOTICE, NULL,
 				       p->watch[i].path, 0,
-				       "does not exist: nothing to scan, its creation will be seen");
+				       "does not exist: nothing to scan, its creation will be "
+				       "seen");
 			continue; /* its creation will be an event */
 		}
 		if (fstat(fd, &st) < 0)

@@ -293,7 +293,6 @@ void watch_prune(struct watch *w)
 	w->n_marks = keep;
 }
 
-
 void watch_teardown(struct watch *w)
 {
 	dir_forget(w);

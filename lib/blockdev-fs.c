@@ -41,23 +41,23 @@
 	X(blkid_do_safeprobe)                \
 	X(blkid_probe_lookup_value)          \
 	X(blkid_probe_get_fd)
-#define MOUNT_SYMBOLS(X)       \
-	X(mnt_new_table)       \
-	X(mnt_unref_table)     \
-	X(mnt_new_iter)        \
-	X(mnt_free_iter)       \
+#define MOUNT_SYMBOLS(X)        \
+	X(mnt_new_table)        \
+	X(mnt_unref_table)      \
+	X(mnt_new_iter)         \
+	X(mnt_free_iter)        \
 	X(mnt_table_parse_file) \
-	X(mnt_reset_iter)      \
-	X(mnt_table_next_fs)   \
-	X(mnt_fs_get_devno)    \
-	X(mnt_fs_get_root)     \
-	X(mnt_fs_get_target)   \
+	X(mnt_reset_iter)       \
+	X(mnt_table_next_fs)    \
+	X(mnt_fs_get_devno)     \
+	X(mnt_fs_get_root)      \
+	X(mnt_fs_get_target)    \
 	X(mnt_fs_get_fstype)
 
 #define DL_DECLARE(name) static typeof(name) *dl_##name;
 BLKID_SYMBOLS(DL_DECLARE)
 MOUNT_SYMBOLS(DL_DECLARE)
-#define DL_LOAD(name)                                 \
+#define DL_LOAD(name)                                       \
 	if (!(dl_##name = (typeof(name) *)dlsym(h, #name))) \
 		return -ELIBBAD;
 

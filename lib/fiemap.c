@@ -38,8 +38,8 @@ int ea_fiemap_read(int fd, struct ea_extent **ret, size_t *count)
 	 * per-thread cache, and check asks this once per file (perf showed
 	 * _int_malloc and _int_free beside the ioctl).
 	 */
-	_Alignas(struct fiemap) unsigned char first[sizeof(struct fiemap) +
-						   FIEMAP_FIRST_BATCH * sizeof(struct fiemap_extent)];
+	_Alignas(struct fiemap) unsigned char
+		first[sizeof(struct fiemap) + FIEMAP_FIRST_BATCH * sizeof(struct fiemap_extent)];
 	_cleanup_free_ struct fiemap *heap = NULL;
 	_cleanup_free_ struct ea_extent *out = NULL;
 	struct fiemap *fm = NULL;
@@ -88,7 +88,7 @@ int ea_fiemap_read(int fd, struct ea_extent **ret, size_t *count)
 			/* A file of one call gets what it has, a small allocation. */
 			size_t ncap = cap ? cap * 2
 				      : fm->fm_extents[fm->fm_mapped_extents - 1].fe_flags &
-							FIEMAP_EXTENT_LAST
+						      FIEMAP_EXTENT_LAST
 					      ? fm->fm_mapped_extents
 					      : FIEMAP_FIRST_BATCH;
 			struct ea_extent *p;
@@ -102,8 +102,8 @@ int ea_fiemap_read(int fd, struct ea_extent **ret, size_t *count)
 			cap = ncap;
 		}
 		for (unsigned i = 0; i < fm->fm_mapped_extents && !sync; i++)
-			if (fm->fm_extents[i].fe_flags & (FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN |
-							  FIEMAP_EXTENT_SHARED))
+			if (fm->fm_extents[i].fe_flags &
+			    (FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_SHARED))
 				sync = FIEMAP_FLAG_SYNC;
 		if (sync != asked) {
 			n = 0;

@@ -200,8 +200,7 @@ static int walk_dir(const struct walk *w, int dirfd, const char *path)
 			} else if (fstat(fd, &st) < 0) {
 				e.kind = EA_WALK_ERROR;
 				e.err = negative_errno();
-			} else if (st.st_dev != w->dev && S_ISREG(st.st_mode) &&
-				   !e.st.st_ino) {
+			} else if (st.st_dev != w->dev && S_ISREG(st.st_mode) && !e.st.st_ino) {
 				/* Known by d_type only: a file bind-mounted here. */
 				e.st = st;
 				e.kind = EA_WALK_OTHER_FS;

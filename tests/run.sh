@@ -10,7 +10,7 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-cd "$TOP"
+cd "$TOP" || exit 1
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel fstests fresh)
 
@@ -35,6 +35,7 @@ record() { # name rc logfile
 run_unit() {
 	local t name rc vg=()
 	if command -v valgrind >/dev/null; then
+		# shellcheck disable=SC2054 # the commas belong to the options
 		vg=(valgrind -q --leak-check=full --show-leak-kinds=definite,indirect
 		    --errors-for-leak-kinds=definite,indirect --error-exitcode=99)
 	fi

@@ -52,8 +52,7 @@ int ea_hint_set_from(int fd, bool is_dir, const struct fsxattr *cur, const struc
  * series drops every hint), not one file's, so after one verified success
  * the ioctl's own answer is the answer.  Returns 0 or the ioctl's -errno.
  */
-int ea_hint_set_trusted(int fd, bool is_dir, const struct fsxattr *cur,
-			const struct ea_hint *want);
+int ea_hint_set_trusted(int fd, bool is_dir, const struct fsxattr *cur, const struct ea_hint *want);
 /* What a request asks the kernel to keep (EA_DROPPED_* bits): the kind of it. */
 unsigned ea_hint_kind(bool is_dir, const struct ea_hint *want);
 

@@ -14,6 +14,7 @@
 #                      watchdog kills it
 #   KTOOL              tests/kernel/ktool, for the hook
 HERE=$(dirname "$(readlink -f "$0")")
+# shellcheck source=tests/kernel/guest.sh
 . "$HERE/../../tests/kernel/guest.sh"
 guest_setup
 
@@ -30,7 +31,7 @@ mapfile -t disks < <(for b in /sys/block/sd*; do
 done | sort)
 if [ ${#disks[@]} -lt 2 ]; then
 	echo "fstests-init: want two scsi_debug disks, have: ${disks[*]}"
-	echo done >"$OUT/done"
+	echo "done" >"$OUT/done"
 	guest_poweroff
 fi
 for d in "${disks[@]:0:2}"; do
@@ -124,5 +125,5 @@ HOST_OPTIONS=$config ./check $(tr ',' ' ' <<<"$FSTESTS_TESTS") \
 echo "fstests-init: ./check exit $? after $(($(date +%s) - start))s"
 kill "$watchdog_pid"
 umount "$M/test" "$M/scratch" 2>/dev/null
-echo done >"$OUT/done"
+echo "done" >"$OUT/done"
 guest_poweroff

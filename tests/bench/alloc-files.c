@@ -67,8 +67,7 @@ int main(int argc, char **argv)
 			fa.fsx_xflags |= xflags;
 			fa.fsx_extsize = extsize;
 			if (ioctl(fd, FS_IOC_FSSETXATTR, &fa))
-				err(1, "%s: FS_IOC_FSSETXATTR 0x%lx %lu", path,
-				    xflags, extsize);
+				err(1, "%s: FS_IOC_FSSETXATTR 0x%lx %lu", path, xflags, extsize);
 		}
 		t0 = now_ns();
 		if (pwrite(fd, buf, bytes, 0) != (ssize_t)bytes)
@@ -83,8 +82,7 @@ int main(int argc, char **argv)
 			err(1, "%s: close", path);
 	}
 	printf("files=%lu write_ns=%llu first_ns=%llu max_ns=%llu\n", count,
-	       (unsigned long long)total, (unsigned long long)first,
-	       (unsigned long long)max);
+	       (unsigned long long)total, (unsigned long long)first, (unsigned long long)max);
 	free(buf);
 	return 0;
 }

@@ -79,9 +79,7 @@ static struct ext *map_file(int fd, const char *path, size_t *count)
 				if (!exts)
 					errx(1, "no memory for %zu extents", cap);
 			}
-			exts[n++] = (struct ext){ fe->fe_logical,
-						  fe->fe_physical,
-						  fe->fe_length };
+			exts[n++] = (struct ext){ fe->fe_logical, fe->fe_physical, fe->fe_length };
 			start = fe->fe_logical + fe->fe_length;
 			if (fe->fe_flags & FIEMAP_EXTENT_LAST)
 				last = 1;
@@ -126,8 +124,8 @@ int main(int argc, char **argv)
 		uint64_t len = bytes - off < step ? bytes - off : step;
 
 		if (fallocate(fd, 0, off, len))
-			err(1, "%s: fallocate %llu+%llu", argv[1],
-			    (unsigned long long)off, (unsigned long long)len);
+			err(1, "%s: fallocate %llu+%llu", argv[1], (unsigned long long)off,
+			    (unsigned long long)len);
 	}
 	exts = map_file(fd, argv[1], &n);
 
@@ -148,8 +146,7 @@ int main(int argc, char **argv)
 
 			kept++;
 			if (to > from) {
-				punch(fd, argv[1],
-				      exts[i].logical + (from - exts[i].physical),
+				punch(fd, argv[1], exts[i].logical + (from - exts[i].physical),
 				      to - from);
 				punches++;
 			}
@@ -160,9 +157,9 @@ int main(int argc, char **argv)
 		err(1, "%s: fsync", argv[1]);
 	if (!n)
 		errx(1, "%s: no extents after fallocate", argv[1]);
-	printf("extents=%zu punches=%llu kept=%llu kept_bytes=%llu first_block=%llu last_block=%llu\n",
-	       n, punches, kept, kept * blksize,
-	       (unsigned long long)(lowest / blksize),
+	printf("extents=%zu punches=%llu kept=%llu kept_bytes=%llu first_block=%llu "
+	       "last_block=%llu\n",
+	       n, punches, kept, kept * blksize, (unsigned long long)(lowest / blksize),
 	       (unsigned long long)(highest / blksize - 1));
 	free(exts);
 	return close(fd) ? 1 : 0;

@@ -128,6 +128,7 @@ done
 # dependencies of the demo's); check.h, whose absence broke the demo once,
 # must not be there at all.
 in_root 'apt-mark showmanual' >"$LOG/manual"
+# shellcheck disable=SC2013 # package names: one word each
 for p in $(awk '!/^#/ && NF > 1 { t = 0; d = 0
 		for (i = 2; i <= NF; i++) { if ($i == "test") t = 1; if ($i == "build" || $i == "demo") d = 1 }
 		if (t && !d) print $1 }' "$TOP/scripts/packages.txt"); do
@@ -178,6 +179,7 @@ for page in extalign extalignd extalign.conf; do
 done
 ok "man extalign, extalignd, extalign.conf render"
 
+# shellcheck disable=SC2016 # expanded by the shell in the root
 got=$(in_root '. /usr/share/bash-completion/bash_completion; _completion_loader extalign
 	COMP_WORDS=(extalign se); COMP_CWORD=1; COMP_LINE="extalign se"; COMP_POINT=11
 	_extalign_module; echo "${COMPREPLY[*]}"' 2>&1) || fail "the completion does not load: $got"

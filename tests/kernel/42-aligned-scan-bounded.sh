@@ -35,6 +35,7 @@ need_kept_hint
 # the first and the last: free runs of 30 blocks, none holding an aligned
 # 16-block unit, but long enough for a plain request of 16 blocks.
 free=$(stat -f -c %f "$MNT")
+# shellcheck disable=SC2017 # whole blocks on purpose
 fallocate -l $((free * 9 / 10 * 4096)) "$MNT/filler" || die "fallocate filler"
 xfs_io -c 'fiemap' "$MNT/filler" | awk '
 	$2 ~ /^\[/ && $3 != "hole" {
@@ -85,7 +86,7 @@ fresh_mount() {
 	umount "$MNT" 2>/dev/null
 	echo 3 >/proc/sys/vm/drop_caches
 	mount -t ext4 -o no_prefetch_block_bitmaps "$UBD" "$MNT" || die "mount"
-	echo 0 >/sys/fs/ext4/${UBD#/dev/}/mb_prefetch || die "mb_prefetch"
+	echo 0 >"/sys/fs/ext4/${UBD#/dev/}/mb_prefetch" || die "mb_prefetch"
 }
 
 # traced CMD...: run CMD with the events on; prints "MAX TOTAL": the most
@@ -97,11 +98,11 @@ traced() {
 	echo 0 >$T/tracing_on
 	echo >$T/trace
 	rm -f "$SCRATCH/traced-failed"
-	for e in $events; do echo 1 >$T/events/ext4/$e/enable; done
+	for e in $events; do echo 1 >"$T/events/ext4/$e/enable"; done
 	echo 1 >$T/tracing_on
 	"$@" >"$SCRATCH/traced-out" 2>&1 || : >"$SCRATCH/traced-failed"
 	echo 0 >$T/tracing_on
-	for e in $events; do echo 0 >$T/events/ext4/$e/enable; done
+	for e in $events; do echo 0 >"$T/events/ext4/$e/enable"; done
 	awk '
 		/ ext4_request_blocks:/ { on[$1] = 1; n[$1] = 0; next }
 		/ ext4_read_block_bitmap_load:/ && / prefetch 0/ {

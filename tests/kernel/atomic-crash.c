@@ -52,7 +52,7 @@
 #include "../../include/extalign/uapi.h"
 
 #define BLOCK 4096U
-#define KiB 1024U
+#define KiB   1024U
 #define MAGIC 0x4541544fULL /* "EATO" */
 
 enum layout { HOLE, UNWRITTEN, MIXED, SPLIT };
@@ -67,8 +67,8 @@ struct slot {
 
 /* Leaf of 4 KiB: (4096 - 12) / 12 extents; the split unit is the last. */
 #define LEAF_EXTENTS 340
-#define B_UNIT (16 * KiB)
-#define B_SPLIT_OFF ((uint64_t)(LEAF_EXTENTS - 1) * 2 * B_UNIT)
+#define B_UNIT	     (16 * KiB)
+#define B_SPLIT_OFF  ((uint64_t)(LEAF_EXTENTS - 1) * 2 * B_UNIT)
 
 static struct slot slots[10];
 static int nslots;
@@ -81,12 +81,11 @@ static void make_slots(void)
 	for (int l = HOLE; l <= MIXED; l++)
 		for (int s = 0; s < 3; s++) {
 			/* The slot at the end of its unit, unit apart from the next. */
-			slots[nslots++] = (struct slot){ "a", l, off, unit,
-							 off + unit - sizes[s], sizes[s] };
+			slots[nslots++] =
+				(struct slot){ "a", l, off, unit, off + unit - sizes[s], sizes[s] };
 			off += 2 * unit;
 		}
-	slots[nslots++] = (struct slot){ "b", SPLIT, B_SPLIT_OFF, B_UNIT,
-					 B_SPLIT_OFF, B_UNIT };
+	slots[nslots++] = (struct slot){ "b", SPLIT, B_SPLIT_OFF, B_UNIT, B_SPLIT_OFF, B_UNIT };
 }
 
 /* The magic, the slot (8 bits), the generation (20), the block (4). */
@@ -165,8 +164,7 @@ static void arm(int fd, const struct slot *s, const void *zeros, int fresh)
 {
 	if (!fresh) {
 		atomic_write(fd, zeros, s->off, s->len);
-		falloc(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		       s->unit_off, s->unit_len);
+		falloc(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, s->unit_off, s->unit_len);
 	}
 	switch (s->layout) {
 	case HOLE:
@@ -263,8 +261,8 @@ static int write_cycles(const char *dir, int cycles)
 	pthread_join(t, NULL);
 	if (fsync(a) || fsync(b))
 		die("fsync");
-	printf("write: %d cycles of %d slots, %lu storm commits\n",
-	       cycles, nslots, atomic_load(&commits));
+	printf("write: %d cycles of %d slots, %lu storm commits\n", cycles, nslots,
+	       atomic_load(&commits));
 	free(zeros);
 	free(buf);
 	return 0;
@@ -330,13 +328,12 @@ static int check(const char *dir)
 				g0 = g;
 			if (g != g0 || g < 0)
 				whole = 0;
-			n += snprintf(gens + n, sizeof(gens) - n, "%s%lld",
-				      blk ? "," : "", (long long)g);
+			n += snprintf(gens + n, sizeof(gens) - n, "%s%lld", blk ? "," : "",
+				      (long long)g);
 		}
 		if (!whole) {
-			printf("TORN slot %d (%s %s, %llu KiB at %llu): block generations %s\n",
-			       i, s->file, layout_names[s->layout],
-			       (unsigned long long)s->len / KiB,
+			printf("TORN slot %d (%s %s, %llu KiB at %llu): block generations %s\n", i,
+			       s->file, layout_names[s->layout], (unsigned long long)s->len / KiB,
 			       (unsigned long long)s->off, gens);
 			torn++;
 		}

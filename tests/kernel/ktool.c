@@ -49,9 +49,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define K_STATX_WRITE_ATOMIC	0x00010000U
+#define K_STATX_WRITE_ATOMIC	  0x00010000U
 #define K_STATX_ATTR_WRITE_ATOMIC 0x00400000ULL
-#define K_RWF_ATOMIC		0x00000040
+#define K_RWF_ATOMIC		  0x00000040
 
 /* struct statx as of Linux 6.11, declared here for older headers. */
 struct kstatx {
@@ -60,7 +60,11 @@ struct kstatx {
 	uint32_t nlink, uid, gid;
 	uint16_t mode, spare0;
 	uint64_t ino, size, blocks, attributes_mask;
-	struct { int64_t sec; uint32_t nsec; int32_t res; } ts[4];
+	struct {
+		int64_t sec;
+		uint32_t nsec;
+		int32_t res;
+	} ts[4];
 	uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
 	uint64_t mnt_id;
 	uint32_t dio_mem_align, dio_offset_align;
@@ -83,18 +87,15 @@ static int cmd_statx(const char *path)
 	struct kstatx stx;
 
 	memset(&stx, 0, sizeof(stx));
-	if (syscall(SYS_statx, AT_FDCWD, path, 0, K_STATX_WRITE_ATOMIC,
-		    &stx) < 0)
+	if (syscall(SYS_statx, AT_FDCWD, path, 0, K_STATX_WRITE_ATOMIC, &stx) < 0)
 		return fail();
-	printf("mask=%d attr=%d min=%u max=%u segments=%u\n",
-	       !!(stx.mask & K_STATX_WRITE_ATOMIC),
-	       !!(stx.attributes & K_STATX_ATTR_WRITE_ATOMIC),
-	       stx.awu_min, stx.awu_max, stx.aw_segments_max);
+	printf("mask=%d attr=%d min=%u max=%u segments=%u\n", !!(stx.mask & K_STATX_WRITE_ATOMIC),
+	       !!(stx.attributes & K_STATX_ATTR_WRITE_ATOMIC), stx.awu_min, stx.awu_max,
+	       stx.aw_segments_max);
 	return 0;
 }
 
-static int cmd_awrite(const char *path, const char *off_s, const char *len_s,
-		      int buffered)
+static int cmd_awrite(const char *path, const char *off_s, const char *len_s, int buffered)
 {
 	off_t off = strtoll(off_s, NULL, 0);
 	size_t len = strtoull(len_s, NULL, 0);
@@ -106,8 +107,7 @@ static int cmd_awrite(const char *path, const char *off_s, const char *len_s,
 	fd = open(path, O_WRONLY | O_CREAT | (buffered ? 0 : O_DIRECT), 0644);
 	if (fd < 0)
 		return fail();
-	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return fail();
 	/* A pattern the test can check: every byte is 0xa5. */
@@ -128,8 +128,8 @@ static int cmd_awrite(const char *path, const char *off_s, const char *len_s,
  * fail with nothing written, never go out (or complete through the page
  * cache) in part.
  */
-static int cmd_awritefault(const char *path, const char *off_s,
-			   const char *len_s, const char *page_s)
+static int cmd_awritefault(const char *path, const char *off_s, const char *len_s,
+			   const char *page_s)
 {
 	off_t off = strtoll(off_s, NULL, 0);
 	size_t len = strtoull(len_s, NULL, 0);
@@ -146,8 +146,7 @@ static int cmd_awritefault(const char *path, const char *off_s,
 	fd = open(path, O_WRONLY | O_DIRECT);
 	if (fd < 0)
 		return fail();
-	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return fail();
 	memset(buf, 0xa5, len);
@@ -244,8 +243,8 @@ struct kmove_extent {
 	uint32_t reserved, donor_fd;
 	uint64_t orig_start, donor_start, len, moved_len;
 };
-#define K_EXT4_IOC_MOVE_EXT	_IOWR('f', 15, struct kmove_extent)
-#define K_EXT4_IOC_SWAP_BOOT	_IO('f', 17)
+#define K_EXT4_IOC_MOVE_EXT  _IOWR('f', 15, struct kmove_extent)
+#define K_EXT4_IOC_SWAP_BOOT _IO('f', 17)
 
 static int cmd_moveext(char **argv)
 {
@@ -285,7 +284,7 @@ static int cmd_swapboot(const char *path)
  * lookups sleep on reads and the others get to run in between.
  */
 #define RACE_FAULTS 8
-#define RACE_PAGE 4096
+#define RACE_PAGE   4096
 
 struct race {
 	pthread_barrier_t start;
@@ -361,8 +360,7 @@ static int cmd_race(const char *path, const char *unit_s, const char *count_s)
 	r.dfd = open(path, O_RDWR | O_DIRECT);
 	if (r.fd < 0 || r.dfd < 0 || ftruncate(r.fd, unit * count) < 0)
 		return fail();
-	r.map = mmap(NULL, unit * count, PROT_READ | PROT_WRITE, MAP_SHARED,
-		     r.fd, 0);
+	r.map = mmap(NULL, unit * count, PROT_READ | PROT_WRITE, MAP_SHARED, r.fd, 0);
 	if (r.map == MAP_FAILED || posix_memalign(&r.dbuf, RACE_PAGE, RACE_PAGE))
 		return fail();
 	memset(r.dbuf, 0xa5, RACE_PAGE);
@@ -395,8 +393,7 @@ static int cmd_race(const char *path, const char *unit_s, const char *count_s)
 		return fail();
 	if (r.sigbus || r.falloc_err || r.dio_err) {
 		errno = r.first_errno;
-		printf("sigbus=%d fallocate=%d dio=%d ", r.sigbus,
-		       r.falloc_err, r.dio_err);
+		printf("sigbus=%d fallocate=%d dio=%d ", r.sigbus, r.falloc_err, r.dio_err);
 		return fail();
 	}
 	printf("ok %d rounds\n", count);
@@ -425,6 +422,8 @@ int main(int argc, char **argv)
 		return cmd_swapboot(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "race"))
 		return cmd_race(argv[2], argv[3], argv[4]);
-	fprintf(stderr, "usage: ktool statx|awrite|awritefault|getx|setx|tmpfile|mknod|moveext|swapboot|race ...\n");
+	fprintf(stderr,
+		"usage: ktool "
+		"statx|awrite|awritefault|getx|setx|tmpfile|mknod|moveext|swapboot|race ...\n");
 	return 2;
 }
