@@ -8,6 +8,7 @@ cd "$TOP"
 command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
 out=build/fuzz
 mkdir -p "$out"
+# shellcheck disable=SC2054 # the commas belong to -fsanitize
 flags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -Iinclude -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined)
 echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' \
