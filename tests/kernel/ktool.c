@@ -95,23 +95,22 @@ static int cmd_statx(const char *path)
 	return 0;
 }
 
-static int cmd_awrite(const char *path, const char *off_s, const char *len_s, int buffered)
+/*
+ * One RWF_ATOMIC write of LEN bytes of 0xa5 (a pattern the test can check)
+ * at OFF; with BAD_PAGE >= 0 that page of the user buffer is PROT_NONE.
+ */
+static int atomic_pwrite(int fd, off_t off, size_t len, long bad_page)
 {
-	off_t off = strtoll(off_s, NULL, 0);
-	size_t len = strtoull(len_s, NULL, 0);
 	struct iovec iov;
 	ssize_t done;
-	void *buf;
-	int fd;
+	char *buf;
 
-	fd = open(path, O_WRONLY | O_CREAT | (buffered ? 0 : O_DIRECT), 0644);
-	if (fd < 0)
-		return fail();
 	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return fail();
-	/* A pattern the test can check: every byte is 0xa5. */
 	memset(buf, 0xa5, len);
+	if (bad_page >= 0 && mprotect(buf + bad_page * 4096, 4096, PROT_NONE) < 0)
+		return fail();
 	iov.iov_base = buf;
 	iov.iov_len = len;
 	done = pwritev2(fd, &iov, 1, off, K_RWF_ATOMIC);
@@ -120,6 +119,16 @@ static int cmd_awrite(const char *path, const char *off_s, const char *len_s, in
 	printf("ok %zd\n", done);
 	close(fd);
 	return 0;
+}
+
+static int cmd_awrite(const char *path, const char *off_s, const char *len_s, int buffered)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | (buffered ? 0 : O_DIRECT), 0644);
+	if (fd < 0)
+		return fail();
+	return atomic_pwrite(fd, strtoll(off_s, NULL, 0), strtoull(len_s, NULL, 0), -1);
 }
 
 /*
@@ -131,12 +140,8 @@ static int cmd_awrite(const char *path, const char *off_s, const char *len_s, in
 static int cmd_awritefault(const char *path, const char *off_s, const char *len_s,
 			   const char *page_s)
 {
-	off_t off = strtoll(off_s, NULL, 0);
 	size_t len = strtoull(len_s, NULL, 0);
 	size_t page = strtoull(page_s, NULL, 0);
-	struct iovec iov;
-	ssize_t done;
-	char *buf;
 	int fd;
 
 	if (len % 4096 || (page + 1) * 4096 > len) {
@@ -146,20 +151,7 @@ static int cmd_awritefault(const char *path, const char *off_s, const char *len_
 	fd = open(path, O_WRONLY | O_DIRECT);
 	if (fd < 0)
 		return fail();
-	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		return fail();
-	memset(buf, 0xa5, len);
-	if (mprotect(buf + page * 4096, 4096, PROT_NONE) < 0)
-		return fail();
-	iov.iov_base = buf;
-	iov.iov_len = len;
-	done = pwritev2(fd, &iov, 1, off, K_RWF_ATOMIC);
-	if (done < 0)
-		return fail();
-	printf("ok %zd\n", done);
-	close(fd);
-	return 0;
+	return atomic_pwrite(fd, strtoll(off_s, NULL, 0), len, (long)page);
 }
 
 static int print_getx(int fd)
