@@ -1,7 +1,7 @@
 #!/bin/bash
-# The tree stays as its own tools want it: every shell script clean under
-# shellcheck (warnings and errors; -x follows what the scripts source) and
-# every C file of ours as .clang-format lays it out.  The kernel patches
+# The tree stays as its own tools want it: no warning or error from
+# the shell linter on any script (-x follows what the scripts source), and
+# every C file of ours laid out as .clang-format says.  The kernel patches
 # have checkpatch in the kernel suite instead.
 . "$(dirname "$0")/lib.sh"
 need_cmd shellcheck
