@@ -47,11 +47,16 @@ mkdir -p "$M/test" "$M/scratch"
 # the host's, where another guest's fstests has the same small PIDs: give
 # this guest a /tmp of its own, with the host's paths under /tmp that the
 # run needs (a checkout or build directory there) bound back into it.
+# The paths are resolved before the tmpfs hides them (readlink -f of a
+# path under an empty /tmp gives nothing).
+keep=()
+for p in "$HERE" "$FSTESTS_DIR" "$FSTESTS_BIN" "$OUT" "$(dirname "${KTOOL:-/}")"; do
+	keep+=("$(readlink -f "$p")")
+done
 mkdir -p /run/host-tmp
 mount --bind /tmp /run/host-tmp
 mount -t tmpfs tmpfs /tmp
-for p in "$HERE" "$FSTESTS_DIR" "$FSTESTS_BIN" "$OUT" "$(dirname "${KTOOL:-/}")"; do
-	p=$(readlink -f "$p")
+for p in "${keep[@]}"; do
 	case $p in
 	/tmp/*) top=/tmp/$(cut -d/ -f3 <<<"$p")
 		if [ ! -e "$top" ]; then
