@@ -12,15 +12,6 @@
 BOTH=0x100800
 K=1024
 
-# holds FILE OFF LEN CHAR: the LEN bytes at OFF are all CHAR (tr syntax).
-holds() {
-	local n
-
-	n=$(dd if="$1" bs=4096 skip=$(($2 / 4096)) count=$(($3 / 4096)) \
-		status=none | tr -d "$4" | wc -c)
-	[ "$n" = 0 ]
-}
-
 # refused WHAT FILE OFF LEN PAGE: the atomic write of LEN bytes at OFF from
 # a buffer whose PAGE-th page is PROT_NONE fails with EFAULT or EINVAL.
 refused() {

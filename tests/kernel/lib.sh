@@ -165,14 +165,17 @@ units_aligned() {
 	fi
 }
 
-# filled FILE OFF LEN: the LEN bytes at OFF are all 0xa5 (ktool's pattern).
-filled() {
+# holds FILE OFF LEN CHAR: the LEN bytes at OFF are all CHAR (tr syntax).
+holds() {
 	local n
 
 	n=$(dd if="$1" bs=512 skip=$(($2 / 512)) count=$(($3 / 512)) \
-		status=none | tr -d '\245' | wc -c)
+		status=none | tr -d "$4" | wc -c)
 	[ "$n" = 0 ]
 }
+
+# filled FILE OFF LEN: the LEN bytes at OFF are all 0xa5 (ktool's pattern).
+filled() { holds "$1" "$2" "$3" '\245'; }
 
 # zeros FILE OFF LEN STATE: the LEN bytes at OFF read as zeros and FIEMAP
 # shows them as STATE: "hole" (nothing allocated), "unwritten" (allocated,
