@@ -37,19 +37,19 @@ fresh_ext4 "$UBD" -b 4096 -O inline_data
 small "$MNT/plain"
 expect "plain file: data inline" "$(inline "$MNT/plain")" inline
 
-: >"$MNT/hinted"
-expect "hint on a new empty file" "$(kt setx "$MNT/hinted" $EXTSIZE $UNIT)" ok
-small "$MNT/hinted"
-expect "hinted file: no inline data" "$(inline "$MNT/hinted")" blocks
-units_aligned "$MNT/hinted" $UNIT || die "hinted file: not a whole aligned unit"
-ok "hinted file: its small write took a whole aligned unit"
-
-: >"$MNT/fa"
-expect "forcealign on a new empty file" "$(kt setx "$MNT/fa" $BOTH $UNIT)" ok
-small "$MNT/fa"
-expect "forcealign file: no inline data" "$(inline "$MNT/fa")" blocks
-units_aligned "$MNT/fa" $UNIT || die "forcealign file: not a whole aligned unit"
-ok "forcealign file: its small write took a whole aligned unit"
+# hinted_small NAME XFLAGS WHAT KIND: a new empty file NAME gets XFLAGS
+# (WHAT) and a UNIT hint, then a small write, which must take a whole
+# aligned unit; KIND names the file in the messages.
+hinted_small() {
+	: >"$MNT/$1"
+	expect "$3 on a new empty file" "$(kt setx "$MNT/$1" "$2" $UNIT)" ok
+	small "$MNT/$1"
+	expect "$4 file: no inline data" "$(inline "$MNT/$1")" blocks
+	units_aligned "$MNT/$1" $UNIT || die "$4 file: not a whole aligned unit"
+	ok "$4 file: its small write took a whole aligned unit"
+}
+hinted_small hinted $EXTSIZE hint hinted
+hinted_small fa $BOTH forcealign forcealign
 
 # A file whose data is inline already has data: no hint (spec item 4).
 expect "hint on a file with inline data" \
