@@ -106,16 +106,27 @@ descendants() {
 	echo "$1"
 	for c in $(ps -o pid= --ppid "$1"); do descendants "$c"; done
 }
+# The watchdog counts each test's age itself, in its own ticks, instead
+# of asking ps: a CI guest once gave a 12 s test an etimes of 4123168608,
+# and the watchdog killed it on its first look.
 watchdog() {
-	local limit=${FSTESTS_TEST_TIMEOUT:-900} pid secs args
-	while sleep 10; do
-		ps -eo pid=,etimes=,args= | while read -r pid secs args; do
+	local limit=${FSTESTS_TEST_TIMEOUT:-900} tick=10 pid args
+	local -A age=() seen=()
+	while sleep "$tick"; do
+		seen=()
+		while read -r pid args; do
 			[[ $args =~ (^|[ /])tests/((generic|ext4|shared)/[0-9]+)( |$) ]] || continue
-			[ "$secs" -gt "$limit" ] || continue
-			echo "${BASH_REMATCH[2]} $secs" >>"$OUT/timeouts"
-			echo "fstests-init: watchdog: ${BASH_REMATCH[2]} ran ${secs}s, killing it"
+			seen[$pid]=1
+			age[$pid]=$((${age[$pid]:-0} + tick))
+			[ "${age[$pid]}" -gt "$limit" ] || continue
+			echo "${BASH_REMATCH[2]} ${age[$pid]}" >>"$OUT/timeouts"
+			echo "fstests-init: watchdog: ${BASH_REMATCH[2]} ran ${age[$pid]}s, killing it"
 			# shellcheck disable=SC2046
 			kill -9 $(descendants "$pid") 2>/dev/null
+		done < <(ps -eo pid=,args=)
+		# A PID that went away may come back as another test.
+		for pid in "${!age[@]}"; do
+			[ -n "${seen[$pid]:-}" ] || unset "age[$pid]"
 		done
 	done
 }
