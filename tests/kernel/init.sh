@@ -5,8 +5,10 @@
 #
 # The kernel hands unknown "NAME=value" command line parameters to init as
 # environment: EXTALIGN_OUT (result directory on the host), EXTALIGN_TESTS
-# (optional comma separated test names to run), KTOOL (tests/kernel/ktool
-# binary).
+# (optional comma separated test names to run, in that order), KTOOL
+# (tests/kernel/ktool binary) and EXTALIGN_QUEUE (optional directory on
+# the host shared by guests that run at once: a guest runs a test only
+# if it is the one to create QUEUE/NAME, so each test runs once).
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/guest.sh"
 guest_setup
@@ -23,10 +25,21 @@ KLOG_ALLOW=/run/extalign-test/klog-allow
 rm -f "$KLOG_ALLOW"
 
 echo "extalign-init: kernel $(uname -r), tests from $HERE"
-for t in "$HERE"/[0-9]*.sh; do
-	name=$(basename "$t" .sh)
-	if [ -n "${EXTALIGN_TESTS:-}" ] &&
-	   ! [[ ",$EXTALIGN_TESTS," == *",$name,"* ]]; then
+# The tests to run, in order: those named, or all of them.
+names=()
+if [ -n "${EXTALIGN_TESTS:-}" ]; then
+	IFS=, read -ra names <<<"$EXTALIGN_TESTS"
+else
+	for t in "$HERE"/[0-9]*.sh; do names+=("$(basename "$t" .sh)"); done
+fi
+for name in "${names[@]}"; do
+	t=$HERE/$name.sh
+	if [ -n "${EXTALIGN_QUEUE:-}" ] && ! mkdir "$EXTALIGN_QUEUE/$name" 2>/dev/null; then
+		continue
+	fi
+	if [ ! -f "$t" ]; then
+		echo "no such test: $t" >"$OUT/$name.log"
+		echo "$name 2 0" >>"$OUT/results"
 		continue
 	fi
 	log=$OUT/$name.log

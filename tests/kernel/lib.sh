@@ -11,12 +11,13 @@
 # (the QEMU guest's second virtio disk).
 # shellcheck disable=SC2034 # for the tests
 UBD=${EXTALIGN_SCRATCH_DISK:-/dev/ubda}
-MNT=/tmp/mnt
-# Scratch files go to the guest's own /run (tmpfs), not to /tmp, which is
-# the host's and shared with any other guest running at the same time.
+# Mount points and scratch files go to the guest's own /run (tmpfs), not
+# to /tmp, which is the host's and shared with any other guest running at
+# the same time.
+MNT=/run/mnt
 SCRATCH=/run/extalign-test
 DEVS_FILE=$SCRATCH/devs
-mkdir -p "$SCRATCH"
+mkdir -p "$SCRATCH" "$MNT"
 KTOOL=${KTOOL:-ktool}
 
 die() { echo "FAIL: $*"; exit 1; }
@@ -510,7 +511,7 @@ cleanup() {
 
 	while read -r m; do
 		umount "$m" || { echo "cleanup: cannot unmount $m"; rc=1; }
-	done < <(awk '$2 ~ "^/tmp/mnt" { print $2 }' /proc/mounts | sort -r)
+	done < <(awk -v mnt="$MNT" 'index($2, mnt) == 1 { print $2 }' /proc/mounts | sort -r)
 	[ -f "$DEVS_FILE" ] || return $rc
 	while read -r dev; do
 		fs_check "$dev" || rc=1
