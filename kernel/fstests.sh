@@ -16,6 +16,8 @@
 #   --record FILE   write this run's results to FILE (a baseline)
 #   --no-build      boot the kernel already built in the build directory
 #                   as it is (no prepare.sh, no make)
+#   --build-only    build the kernel and the tools, run nothing (then
+#                   runs with --no-build can share them at once)
 #
 # kernel/fstests/expected names the tests the harness does not run, or
 # whose failure is by design, per mode (plain, forcealign), with the
@@ -41,6 +43,7 @@ FORCEALIGN=0
 BASELINE=
 RECORD=
 BUILD_KERNEL=1
+BUILD_ONLY=0
 ARGS=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -49,6 +52,7 @@ while [ $# -gt 0 ]; do
 	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
 	--record) RECORD=$(readlink -m "${2:?--record FILE}"); shift ;;
 	--no-build) BUILD_KERNEL=0 ;;
+	--build-only) BUILD_ONLY=1 ;;
 	-h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	-*) echo "fstests.sh: unknown option $1" >&2; exit 2 ;;
 	*) ARGS+=("$1") ;;
@@ -141,9 +145,15 @@ step kernel
 echo "== fstests, fio, xfs_io"
 "$HERE/fstests/build-tools.sh" "$TOOLS" >"$LOGS/fstests-tools.log" 2>&1 ||
 	{ tail -n 20 "$LOGS/fstests-tools.log" >&2; die "building the tools failed"; }
-gcc -O2 -Wall -Wextra -Werror -o "$TOOLS/bin/ktool" "$TOP/tests/kernel/ktool.c" ||
-	die "ktool does not build"
+# Built aside and renamed, and only when its source changed: another run
+# (--no-build) may be executing it in its guest.
+if [ ! "$TOOLS/bin/ktool" -nt "$TOP/tests/kernel/ktool.c" ]; then
+	gcc -O2 -Wall -Wextra -Werror -o "$TOOLS/bin/ktool.$$" "$TOP/tests/kernel/ktool.c" &&
+		mv "$TOOLS/bin/ktool.$$" "$TOOLS/bin/ktool" ||
+		die "ktool does not build"
+fi
 step tools
+[ $BUILD_ONLY = 1 ] && exit 0
 
 echo "== fstests in the guest: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
 RUN=${EXTALIGN_RUN:-$KB/run-fstests}

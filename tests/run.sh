@@ -83,31 +83,46 @@ run_kernel() {
 # (kernel/fstests/README.md has the times behind this choice).  The tools
 # come from the snapshots beside the checkout; without them, or without a
 # kernel build, the suite is skipped, not failed: the kernel suite already
-# reports a build that failed.
+# reports a build that failed.  The kernel and tools are brought up to
+# date once; then the two modes boot a guest each at once (UML keeps a
+# guest on one CPU), each in a run directory of its own.
 FSTESTS_MODES=(plain forcealign)
 run_fstests() {
 	local kb=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 	local tools=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
-	local mode name log rc opts build=()
+	local mode name log rc opts skip='' pids=() build_log=$LOG/fstests_build.log
+	if ! ls "$tools"/xfstests-*.tar.xz "$tools"/fio-*.tar.xz \
+		"$tools"/xfsprogs-*.tar.xz >/dev/null 2>&1; then
+		skip="no fstests, fio and xfsprogs snapshots in $tools"
+	elif [ ! -x "$kb/build-um/linux" ]; then
+		skip="no UML kernel in $kb/build-um (the kernel suite builds it)"
+	elif ! kernel/fstests.sh --build-only >"$build_log" 2>&1; then
+		for mode in "${FSTESTS_MODES[@]}"; do
+			record "fstests/atomic-$mode" 2 "$build_log"
+		done
+		return
+	fi
 	for mode in "${FSTESTS_MODES[@]}"; do
-		name=fstests/atomic-$mode
-		log=$LOG/${name//\//_}.log
+		log=$LOG/fstests_atomic-$mode.log
+		if [ -n "$skip" ]; then
+			echo "SKIP: $skip" >"$log"
+			continue
+		fi
 		opts=()
 		[ "$mode" = forcealign ] && opts=(--forcealign)
-		if ! ls "$tools"/xfstests-*.tar.xz "$tools"/fio-*.tar.xz \
-			"$tools"/xfsprogs-*.tar.xz >/dev/null 2>&1; then
-			echo "SKIP: no fstests, fio and xfsprogs snapshots in $tools" >"$log"
-			rc=77
-		elif [ ! -x "$kb/build-um/linux" ]; then
-			echo "SKIP: no UML kernel in $kb/build-um (the kernel suite builds it)" >"$log"
+		EXTALIGN_RUN=$kb/run-fstests-$mode \
+			kernel/fstests.sh --no-build "${opts[@]}" atomic >"$log" 2>&1 &
+		pids+=($!)
+	done
+	for mode in "${FSTESTS_MODES[@]}"; do
+		name=fstests/atomic-$mode
+		log=$LOG/fstests_atomic-$mode.log
+		if [ -n "$skip" ]; then
 			rc=77
 		else
-			# The first run brings the kernel up to date (nothing
-			# to do right after the kernel suite); the next boot it
-			# as it is.
-			kernel/fstests.sh "${build[@]}" "${opts[@]}" atomic >"$log" 2>&1
+			wait "${pids[0]}"
 			rc=$?
-			build=(--no-build)
+			pids=("${pids[@]:1}")
 		fi
 		record "$name" "$rc" "$log"
 		[ "$rc" = 0 ] && grep -E '^(PASS|FAIL|XFAIL|NOTRUN) |^[0-9]+ passed|^  time ' "$log" | sed 's/^/    /'
