@@ -230,7 +230,10 @@ kill -HUP "$DAEMON_PID"
 wait_until 5 grep -qx 'extalign_last_reload_refused 1' "$METRICS" ||
 	{ cat "$METRICS"; fail "refused reload not in the metrics"; }
 metric "$METRICS" extalign_reload_failures_total | grep -qx 1 || fail "reload failure not counted"
-status_json | jq -e '.last_reload == "refused"' >/dev/null || fail "status --json: last_reload"
+# The daemon writes the metrics file first, then the state file that
+# status reads: wait for that one too.
+refused_in_state() { status_json | jq -e '.last_reload == "refused"' >/dev/null; }
+wait_until 5 refused_in_state || fail "status --json: last_reload"
 "$EXTALIGN" status --state-dir "$RUNDIR" | grep -q 'the last one refused' || fail "status: refused reload not said"
 
 metric "$METRICS" extalign_daemon_running | grep -qx 1 || fail "metrics file: daemon not running"
