@@ -105,13 +105,9 @@ umount "$MNT"
 # left.  dumpe2fs then checks, independently of the allocator, that no free
 # range holds an aligned unit while thousands of blocks are free.
 FS_SIZE=256M fresh_ext4 "$UBD" -b 4096
-free=$(stat -f -c %f "$MNT")
-# shellcheck disable=SC2017 # 9/10 of the free blocks, whole blocks
-fallocate -l $((free * 9 / 10 * 4096)) "$MNT/filler" || die "fallocate filler"
-xfs_io -c 'fiemap' "$MNT/filler" | awk '
-	$2 ~ /^\[/ && $3 != "hole" {
-		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
-		lb = l[1] / 8; pb = p[1] / 8; n = (l[2] + 1) / 8 - lb
+prealloc_most "$MNT/filler" || die "fallocate filler"
+runs "$MNT/filler" | awk '{
+		lb = $1 / 4096; n = $2 / 4096; pb = $3 / 4096
 		for (q = pb - pb % 16 + 4; q + 8 <= pb + n; q += 16)
 			if (q >= pb) printf "fpunch %d %d\n", (lb + q - pb) * 4096, 8 * 4096
 	}' >"$SCRATCH/punch"

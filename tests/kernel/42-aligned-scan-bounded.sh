@@ -34,13 +34,9 @@ need_kept_hint
 # Fill the free space, then punch 30 blocks of every 32 on disk, keeping
 # the first and the last: free runs of 30 blocks, none holding an aligned
 # 16-block unit, but long enough for a plain request of 16 blocks.
-free=$(stat -f -c %f "$MNT")
-# shellcheck disable=SC2017 # whole blocks on purpose
-fallocate -l $((free * 9 / 10 * 4096)) "$MNT/filler" || die "fallocate filler"
-xfs_io -c 'fiemap' "$MNT/filler" | awk '
-	$2 ~ /^\[/ && $3 != "hole" {
-		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
-		lb = l[1] / 8; pb = p[1] / 8; n = (l[2] + 1) / 8 - lb
+prealloc_most "$MNT/filler" || die "fallocate filler"
+runs "$MNT/filler" | awk '{
+		lb = $1 / 4096; n = $2 / 4096; pb = $3 / 4096
 		for (q = pb - pb % 32; q + 32 <= pb + n; q += 32)
 			if (q >= pb) printf "fpunch %d %d\n", (lb + q + 1 - pb) * 4096, 30 * 4096
 	}' >"$SCRATCH/punch"
