@@ -210,7 +210,8 @@ timer_end kunit
 # finish together: on 2 CPUs the boot tests took 1004 s in one guest.
 GUESTS=${GUESTS:-$((JOBS < 2 ? 1 : 2))}
 # Seconds each took in one guest on 2026-12-04: 90 287, 56 166, 60 102,
-# 83 102, 80 60, 67 49; no other test takes 30.
+# 83 102 (120-170 since its power cut drops writes through dm), 80 60,
+# 67 49; no other test takes 30.
 LONG_TESTS=(90-atomic-crash 56-tiny-journal-storm 60-atomic-multi-block
 	83-realign-powercut 80-userspace-e2e 67-dio-past-eof-crash)
 
@@ -239,6 +240,8 @@ run_guests() {
 	local -a names
 
 	mapfile -t names < <(guest_order)
+	# The kernel command line splits on spaces: the test names go as a
+	# comma separated list.
 	order=$(IFS=,; echo "${names[*]}")
 	n=$GUESTS
 	[ "${#names[@]}" -lt "$n" ] && n=${#names[@]}
