@@ -83,6 +83,22 @@ if [ "$want" = "$have" ] && [ "$head" = "$applied_head" ] &&
 	exit 0
 fi
 
+# Re-applying the series gives every file it touches a new mtime, and the
+# next build recompiles all that includes them (0006 touches a uapi
+# header most of the kernel includes).  Remember the mtimes of the files
+# the applied series touched, to put back those whose content the new
+# series leaves as it was.
+mtimes=$KB/.prepare-mtimes
+: >"$mtimes"
+if [ -n "$applied_head" ] &&
+   "${GIT[@]}" cat-file -e "$applied_head^{commit}" 2>/dev/null; then
+	"${GIT[@]}" diff --name-only extalign-base "$applied_head" |
+		while read -r f; do
+			[ -f "$SRC/$f" ] && printf '%s %s\n' \
+				"$(stat -c %.9Y "$SRC/$f")" "$f"
+		done >"$mtimes"
+fi
+
 log "applying the series on the base"
 "${GIT[@]}" am --abort >/dev/null 2>&1 || true
 "${GIT[@]}" checkout -q --detach extalign-base 2>/dev/null ||
@@ -101,6 +117,15 @@ for d in "$PATCHES" "$HARNESS"; do
 		fi
 	done
 done
-"${GIT[@]}" rev-parse HEAD >"$SRC/.git/extalign-head"
+new_head=$("${GIT[@]}" rev-parse HEAD)
+kept=0
+while read -r when f; do
+	if [ "$("${GIT[@]}" rev-parse -q --verify "$applied_head:$f")" = \
+	     "$("${GIT[@]}" rev-parse -q --verify "$new_head:$f" 2>/dev/null)" ]; then
+		touch -m -d "@$when" "$SRC/$f" && kept=$((kept + 1))
+	fi
+done <"$mtimes"
+log "$kept unchanged files keep their mtimes"
+echo "$new_head" >"$SRC/.git/extalign-head"
 echo "$want" >"$stamp_file"
 echo "$SRC"
