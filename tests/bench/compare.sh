@@ -57,7 +57,8 @@ for tool in mkfs.xfs xfs_io filefrag losetup; do
 		exit 77
 	fi
 done
-make -C "$TOP" -j2 --no-print-directory all >/dev/null
+# "bench": the programs and the bench tools (compare-tool, daemon-bench).
+make -C "$TOP" -j2 --no-print-directory bench >/dev/null
 # Another build's programs, for a before/after table: EXTALIGN=, EXTALIGND=.
 X=${EXTALIGN:-$TOP/build/extalign}
 XD=${EXTALIGND:-$TOP/build/extalignd}
