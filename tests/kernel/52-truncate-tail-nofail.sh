@@ -1,9 +1,14 @@
 #!/bin/bash
-# Issue 22.2: truncate into a written forcealign unit turns the unit's
-# blocks past the new EOF unwritten.  That can need a new extent tree block;
-# without one (a full filesystem, a user at quota) the truncate must still
-# succeed, and what was written past the new EOF must read as zeros when
-# the file grows again.
+# Issues 22.2 and 34.2: truncate into a written forcealign unit turns the
+# unit's blocks past the new EOF unwritten.  That can need a new extent
+# tree block.  A user at quota gets it over the limit (a truncate must
+# not fail at quota), and the unit stays whole.  On a full filesystem
+# with the reserved pool used up there is none: the truncate must still
+# succeed, and the unit's blocks past EOF are freed (the unit is broken,
+# with a warning).  Either way e2fsck right after the truncate is clean:
+# written blocks left past EOF would look to it like a wrong i_size,
+# which "-y" fixes by growing the file with zeros.  And what was written
+# past the new EOF reads as zeros when the file grows again.
 #
 # The file holds four extents, as many as the inode does (units 0 and 2
 # unwritten, 1 and 3 written), so that splitting unit 3 at the new EOF
@@ -29,14 +34,30 @@ layout() {
 	expect "$1: extents in the inode" "$n" 4
 }
 
-# check FILE: truncate to 200k worked, nothing of the old data past it.
+# check FILE DEV WHOLE [MOUNT OPTIONS]: truncate to 200k worked, e2fsck
+# is clean right after it, nothing of the old data past it; the unit of
+# EOF is whole if WHOLE is "whole", broken (its tail freed) if "broken".
 check() {
 	expect "size after the truncate" "$(stat -c %s "$1")" $((200 * K))
+	umount "$MNT"
+	e2fsck -fn "$2" >"$SCRATCH/fsck.log" 2>&1 || {
+		cat "$SCRATCH/fsck.log"
+		die "e2fsck right after the truncate"
+	}
+	ok "e2fsck right after the truncate: clean"
+	mount -t ext4 ${4:+-o "$4"} "$2" "$MNT" || die "mount $2"
+	expect "size after e2fsck" "$(stat -c %s "$1")" $((200 * K))
 	truncate -s $((4 * UNIT)) "$1" || die "truncate up"
 	n=$(dd if="$1" bs=4k skip=50 count=14 status=none | tr -d '\000' | wc -c)
 	expect "old data past the old EOF" "$n" 0
 	filled "$1" $((3 * UNIT)) $((8 * K)) || die "data below the EOF lost"
-	units_aligned "$1" $UNIT || die "not in aligned units"
+	if [ "$3" = whole ]; then
+		units_aligned "$1" $UNIT || die "not in aligned units"
+		ok "the unit of EOF is whole"
+	else
+		units_aligned "$1" $UNIT >/dev/null && die "the unit of EOF is whole, its tail was not freed"
+		ok "the unit of EOF is broken, its tail freed"
+	fi
 }
 
 # A full filesystem, the reserved pool for metadata (reserved_clusters)
@@ -58,8 +79,13 @@ sync
 expect "free blocks" "$(stat -f -c %f "$MNT")" 0
 out=$(truncate -s $((200 * K)) "$f" 2>&1) || die "truncate on a full filesystem: $out"
 ok "truncate into a written unit on a full filesystem"
-check "$f"
-rm -rf "$MNT/fill" "$MNT/fill2"
+dmesg | grep -q "forcealign: no space to keep the unit of EOF whole" ||
+	die "no warning about the broken unit"
+allow_klog "forcealign: no space to keep the unit of EOF whole"
+# Its own extent now ends at EOF: the alignment checker after the test
+# would report it (on purpose), so it goes once checked.
+check "$f" "$UBD" broken
+rm -rf "$MNT/fill" "$MNT/fill2" "$f"
 umount "$MNT"
 
 # A user at the hard limit of the quota.
@@ -75,6 +101,6 @@ quota -u $USER_ID -v 2>/dev/null | tail -n 1
 out=$(setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups \
 	truncate -s $((200 * K)) "$f" 2>&1) || die "truncate at quota: $out"
 ok "truncate into a written unit at quota"
-check "$f"
+check "$f" "$UBD" whole usrquota
 umount "$MNT"
 exit 0
