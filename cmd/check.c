@@ -269,7 +269,7 @@ static void add_row(struct check_out *out, const struct check_opts *o, const cha
 }
 
 static int check_one(struct check_out *out, const struct target *t, const struct check_opts *o,
-		     bool *logical_only)
+		     uint64_t *logical_only)
 {
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
@@ -339,8 +339,9 @@ static int check_one(struct check_out *out, const struct target *t, const struct
 	add_row(out, o, t->path, unit, &rep, verdict);
 	if (o->verbose && !o->json)
 		print_extents(t->path, ext, n, unit);
-	if (rep.misaligned_physical && !rep.misaligned_logical)
-		*logical_only = true;
+	/* The largest unit a file is aligned to only in the file: the footnote's. */
+	if (rep.misaligned_physical && !rep.misaligned_logical && unit > *logical_only)
+		*logical_only = unit;
 	return ea_align_report_ok(&rep) ? EXIT_OK : EXIT_NEGATIVE;
 }
 
@@ -348,7 +349,7 @@ static int check_one(struct check_out *out, const struct target *t, const struct
 struct check_walk {
 	struct check_out *out;
 	const struct check_opts *o;
-	bool *logical_only;
+	uint64_t *logical_only;
 };
 
 static int check_walked(const struct target *t, void *userdata)
@@ -382,7 +383,7 @@ int cmd_check(int argc, char **argv)
 	_cleanup_table_ struct libscols_table *tb = NULL;
 	struct check_out out = { 0 };
 	struct check_opts o = { 0 };
-	bool logical_only = false;
+	uint64_t logical_only = 0;
 	struct check_walk walk = { .out = &out, .o = &o, .logical_only = &logical_only };
 	int color = MAP_COLOR_AUTO;
 	int c, status = EXIT_OK;
@@ -477,12 +478,17 @@ int cmd_check(int argc, char **argv)
 	}
 	if (o.json)
 		table_print(tb, true);
-	if (logical_only && !o.json && !o.map)
-		fputs("\nlogical-only: the extents start on unit boundaries in the file but not "
-		      "on\n"
-		      "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"
-		      "only with stripe alignment (mkfs.xfs -d su=64k,sw=1, mount -o swalloc);\n"
-		      "ext4 with forcealign (extalign set --force) on a patched kernel.\n",
-		      stdout);
+	/* Prose under a table, not in output meant for awk (--noheadings). */
+	if (logical_only && !o.json && !o.map && !o.noheadings) {
+		char su[EA_SIZE_BUFSZ];
+
+		ea_size_format(logical_only, su);
+		printf("\nlogical-only: the extents start on unit boundaries in the file but not "
+		       "on\n"
+		       "the device, and a hardware atomic write needs both.  XFS aligns on disk\n"
+		       "only with stripe alignment (mkfs.xfs -d su=%s,sw=1, mount -o swalloc);\n"
+		       "ext4 with forcealign (extalign set --force) on a patched kernel.\n",
+		       su);
+	}
 	return status;
 }

@@ -119,6 +119,27 @@ expect_in out misaligned
 expect_exit 2 "$EXTALIGN" check "$mnt/late"
 expect_in err "has no extent size hint"
 
+# logical-only: in units in the file, not on disk.  The table's footnote
+# names stripe alignment for the unit checked (su=16K for 16k, not a
+# fixed 64k), and --noheadings prints the rows alone, for awk.  A 16k run
+# at file offset 0 whose disk start is 4k past a 16k boundary: written
+# after 4k pads (direct: no speculative preallocation) until the
+# allocator puts it there.  A filesystem of its own: nothing inherited.
+mnt3=$(mkfs_mount xfs 512)
+for i in 1 2 3 4 5 6 7 8; do
+	xfs_io -f -d -c 'pwrite -q 0 4k' "$mnt3/lopad$i"
+	xfs_io -f -d -c 'pwrite -q 0 16k' "$mnt3/lo"
+	start=$(xfs_io -c fiemap "$mnt3/lo" | awk 'NR == 2 { split($3, p, /\.\./); print p[1] * 512 }')
+	[ $((start % 16384)) = 0 ] || break
+	rm "$mnt3/lo"
+done
+[ $((start % 16384)) != 0 ] || fail "no 16k file off a 16k boundary on disk after 8 tries"
+expect_exit 1 "$EXTALIGN" check --extsize 16k "$mnt3/lo"
+expect_in out logical-only
+expect_in out "su=16K,sw=1"
+expect_exit 1 "$EXTALIGN" check --noheadings --extsize 16k "$mnt3/lo"
+[ "$(wc -l <"$WORK/out")" = 1 ] || { cat "$WORK/out"; fail "check --noheadings printed more than its row"; }
+
 # Stripe-aligned XFS (su=64k, swalloc): aligned on disk as well.
 mnt2=$(mkfs_mount xfs 1024 -d su=64k,sw=1)
 mount -o remount,swalloc "$mnt2"
