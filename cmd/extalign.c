@@ -39,13 +39,15 @@ static void usage(FILE *out)
 	      out);
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
 		fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
-	fputs("\nRun 'extalign COMMAND --help' for the options of a command.\n"
+	fputs("\nRun 'extalign help COMMAND' for the options of a command.\n"
 	      "See extalign(8) for exit codes and details.\n",
 	      out);
 }
 
 int main(int argc, char **argv)
 {
+	static char help_opt[] = "--help";
+	char *help_argv[] = { NULL, NULL, help_opt, NULL };
 	const char *name;
 
 	if (argc < 2) {
@@ -60,6 +62,22 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "-V") || !strcmp(name, "--version")) {
 		printf("extalign %s\n", EXTALIGN_VERSION);
 		return EXIT_OK;
+	}
+	/* "help COMMAND" is "COMMAND --help", as git and systemctl have it. */
+	if (!strcmp(name, "help")) {
+		if (argc < 3) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		if (argc > 3) {
+			warnx("help: one command at most");
+			return EXIT_USAGE;
+		}
+		help_argv[0] = argv[0];
+		help_argv[1] = argv[2];
+		argc = 3;
+		argv = help_argv;
+		name = argv[1];
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++) {
 		const struct subcommand *c = &subcommands[i];

@@ -103,4 +103,13 @@ for c in "${cmds[@]}"; do
 		grep -q -- "$man_o" "$TOP/cmd/extalign.8" || fail "extalign(8) does not mention $o ($c)"
 	done
 done
+
+# "help [COMMAND]", as git and systemctl have it.
+expect_exit 0 "$EXTALIGN" help
+expect_in out "Commands:"
+expect_exit 0 "$EXTALIGN" help check
+expect_in out "Usage: extalign check"
+expect_exit 2 "$EXTALIGN" help nosuch
+expect_in err "unknown command 'nosuch'"
+expect_exit 2 "$EXTALIGN" help check get
 echo ok
