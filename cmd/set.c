@@ -26,7 +26,7 @@ struct set_opts {
 struct tree_stats {
 	const struct set_opts *o;
 	const struct target *top;
-	unsigned dirs, files, candidates, skipped;
+	unsigned dirs, files, candidates, hinted, skipped;
 	int status;
 };
 
@@ -108,6 +108,17 @@ static int apply(const struct target *t, const struct set_opts *o)
 	return EXIT_OK;
 }
 
+/* Whether the file carries the hint (and forcealign) that set would give it. */
+static bool has_wanted_hint(const struct target *t, const struct set_opts *o)
+{
+	struct fsxattr fsx;
+
+	if (ea_fsx_get(t->fd, &fsx) < 0 || !(fsx.fsx_xflags & FS_XFLAG_EXTSIZE) ||
+	    fsx.fsx_extsize != o->extsize)
+		return false;
+	return o->forcealign <= 0 || (fsx.fsx_xflags & FS_XFLAG_FORCEALIGN);
+}
+
 static int tree_visit(const struct ea_walk_entry *e, void *userdata)
 {
 	struct tree_stats *s = userdata;
@@ -125,6 +136,13 @@ static int tree_visit(const struct ea_walk_entry *e, void *userdata)
 			printf("%s: skipped (%s)\n", e->path, why);
 		return 0;
 	case ENTRY_FILE_WITH_DATA:
+		/* Given the hint before its data: its extents follow it already. */
+		if (has_wanted_hint(&t, s->o)) {
+			s->hinted++;
+			if (s->o->verbose)
+				printf("%s: has data and the hint already\n", e->path);
+			return 0;
+		}
 		s->candidates++;
 		printf("%s: has data, left alone (realignment candidate)\n", e->path);
 		return 0;
@@ -157,10 +175,18 @@ static int set_tree(const struct target *t, const struct set_opts *o)
 		warnx("%s: %s", t->path, strerror(-r));
 		s.status = exit_worst(s.status, EXIT_FAILED);
 	}
-	printf("%s: %u directories, %u empty files hinted; %u files with data left alone%s; "
-	       "%u skipped\n",
-	       t->path, s.dirs + 1, s.files, s.candidates,
-	       s.candidates ? " (run 'extalign realign')" : "", s.skipped);
+	printf("%s: %u %s, %u empty %s hinted; %u %s with data and the hint already; "
+	       "%u %s with data left alone; %u skipped\n",
+	       t->path, s.dirs + 1, s.dirs + 1 == 1 ? "directory" : "directories", s.files,
+	       s.files == 1 ? "file" : "files", s.hinted, s.hinted == 1 ? "file" : "files",
+	       s.candidates, s.candidates == 1 ? "file" : "files", s.skipped);
+	if (s.candidates) {
+		char size[EA_SIZE_BUFSZ];
+
+		printf("To realign them: extalign realign --extsize %s%s %s\n",
+		       ea_size_format(o->extsize, size), o->forcealign > 0 ? " --force" : "",
+		       t->path);
+	}
 	return s.status;
 }
 

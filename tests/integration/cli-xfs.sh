@@ -69,8 +69,15 @@ touch "$mnt/tree/e1" "$mnt/tree/a/b/e2"
 echo x >"$mnt/tree/a/data"
 touch "$mnt/outside"
 ln -s "$mnt/outside" "$mnt/tree/link"
+# A file given the hint before its data is no realignment candidate.
+touch "$mnt/tree/hinted"
+expect_exit 0 "$EXTALIGN" set --extsize 128k "$mnt/tree/hinted"
+xfs_io -c 'pwrite -q 0 256k' -c fsync "$mnt/tree/hinted"
 expect_exit 0 "$EXTALIGN" set -R --extsize 128k "$mnt/tree"
 expect_in out "$mnt/tree/a/data: has data, left alone (realignment candidate)"
+grep -q "hinted: has data" "$WORK/out" && fail "set -R called a file that has the hint a candidate"
+expect_in out "$mnt/tree: 3 directories, 2 empty files hinted; 1 file with data and the hint already; 1 file with data left alone; 1 skipped"
+expect_in out "To realign them: extalign realign --extsize 128K $mnt/tree"
 for p in tree/e1 tree/a/b/e2; do
 	[ "$(xfs_extsize "$mnt/$p")" = 131072 ] || fail "$p not hinted by -R"
 done
