@@ -84,8 +84,11 @@ typedef int (*target_fn)(const struct target *t, void *userdata);
 int walk_targets(const struct target *top, bool recursive, bool files_only, target_fn fn,
 		 void *userdata);
 
-/* "-h" and "--help" shared handling: print usage to stdout, exit 0. */
+/* The line after a usage error, with the command's name. */
 #define USAGE_HINT "Try 'extalign %s --help' for more information.\n"
+
+/* json-str.c: @s as a JSON string on stdout, "" for NULL. */
+void json_str(const char *s);
 
 int cmd_set(int argc, char **argv);
 int cmd_get(int argc, char **argv);

@@ -389,34 +389,6 @@ static void clear_bar(struct job *j)
 		fputs("\r\033[K", stderr);
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", stdout);
-			break;
-		case '\\':
-			fputs("\\\\", stdout);
-			break;
-		case '\n':
-			fputs("\\n", stdout);
-			break;
-		case '\t':
-			fputs("\\t", stdout);
-			break;
-		default:
-			/* File names are bytes: control bytes escaped, the rest as is. */
-			if (*p < 0x20 || *p == 0x7f)
-				printf("\\u%04x", *p);
-			else
-				putchar(*p);
-		}
-	}
-	putchar('"');
-}
-
 static const char *fs_words(const struct ea_realign_result *r)
 {
 	if (r->dropped)

@@ -51,24 +51,6 @@ static bool daemon_alive(pid_t pid)
 	return !strcmp(comm, "extalignd");
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\u%04x", *p);
-		else
-			putchar(*p); /* UTF-8 passes through; other bytes too (paths) */
-	}
-	putchar('"');
-}
-
 static void print_json(const struct ea_state *s, bool alive)
 {
 	printf("{\"running\":%s,\"pid\":%d,\"phase\":", alive ? "true" : "false", (int)s->pid);
