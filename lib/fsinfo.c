@@ -6,10 +6,6 @@
 #include "extalign/fsinfo.h"
 #include "extalign/macro.h"
 
-#ifndef XFS_SUPER_MAGIC
-#define XFS_SUPER_MAGIC 0x58465342
-#endif
-
 static const struct {
 	unsigned long magic;
 	const char *name;

@@ -26,10 +26,6 @@
 #include "extalign/size.h"
 #include "realign-internal.h"
 
-#ifndef XFS_SUPER_MAGIC
-#define XFS_SUPER_MAGIC 0x58465342
-#endif
-
 static uint64_t round_down(uint64_t v, uint64_t a)
 {
 	return v / a * a;

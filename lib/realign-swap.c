@@ -32,10 +32,6 @@
 #include "extalign/macro.h"
 #include "realign-internal.h"
 
-#ifndef XFS_SUPER_MAGIC
-#define XFS_SUPER_MAGIC 0x58465342
-#endif
-
 /* Kernel uapi layouts that Debian 12 ships no header for (xfs_fs.h, ext4.h). */
 #ifndef XFS_IOC_EXCHANGE_RANGE
 struct xfs_exchange_range {

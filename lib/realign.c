@@ -18,10 +18,6 @@
 #include "extalign/size.h"
 #include "realign-internal.h"
 
-#ifndef XFS_SUPER_MAGIC
-#define XFS_SUPER_MAGIC 0x58465342
-#endif
-
 /* xfs_fs.h's version 1 geometry: all we need is the stripe unit. */
 struct rl_xfs_geom_v1 {
 	uint32_t blocksize, rtextsize, agblocks, agcount, logblocks, sectsize, inodesize, imaxpct;

@@ -3,9 +3,15 @@
 #ifndef EXTALIGN_FSINFO_H
 #define EXTALIGN_FSINFO_H
 
+#include <linux/magic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* Headers older than the magic, should one be met: the one fallback. */
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC 0x58465342
+#endif
 
 struct ea_fsinfo {
 	unsigned long magic; /* statfs f_type */
