@@ -17,7 +17,18 @@ sectors=$((256 * 2048))
 dm_linear $DM "$UBD" $sectors || skip "dmsetup create (no device-mapper?)"
 dev=$DM_DEV
 
-fresh_ext4 "$dev" -b 4096 -O fast_commit
+# The inode table is zeroed by mkfs (lazy_itable_init=0) over a device
+# filled with noise.  A replay reads the inode it replays before it
+# copies the logged body over it (ext4_fc_replay_inode(), unchanged
+# upstream code), so a slot never written since mkfs must hold zeros,
+# not whatever an earlier test left there: with lazily zeroed inode
+# tables that read fails with "iget: bad extra_isize" or "bad extended
+# attribute block" and marks the filesystem with errors (seen in CI).
+# The noise makes that failure the same every time, whatever test ran
+# before on this disk, should the inode table ever be left unzeroed.
+dd if=/dev/urandom of="$dev" bs=1M count=16 oflag=direct 2>/dev/null ||
+	die "fill $dev with noise"
+fresh_ext4 "$dev" -b 4096 -O fast_commit -E nodiscard,lazy_itable_init=0
 d=$MNT/d
 mkdir "$d"
 expect "inherited hint and forcealign" "$(kt setx "$d" $BOTH_INHERIT $UNIT)" ok
