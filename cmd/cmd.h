@@ -87,8 +87,14 @@ int walk_targets(const struct target *top, bool recursive, bool files_only, targ
 /* The line after a usage error, with the command's name. */
 #define USAGE_HINT "Try 'extalign %s --help' for more information.\n"
 
-/* json-str.c: @s as a JSON string on stdout, "" for NULL. */
+/*
+ * json-str.c: JSON on stdout in UTF-8, a byte of a name that is not UTF-8
+ * as \udcNN.  json_str() prints @s as a JSON string ("" for NULL);
+ * json_put_document() prints a document libsmartcols made, whose strings
+ * carry the bytes of names as they are.
+ */
 void json_str(const char *s);
+void json_put_document(const char *doc);
 
 int cmd_set(int argc, char **argv);
 int cmd_get(int argc, char **argv);

@@ -31,6 +31,7 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
+#include "table.h"
 
 enum {
 	COL_NAME,
@@ -685,7 +686,6 @@ int cmd_devices(int argc, char **argv)
 		if (argdev[i] >= 0 && argpath[i])
 			status = exit_worst(status, add_file_line(&c, argv[i], (size_t)argdev[i]));
 
-	if (scols_table_get_nlines(tb) > 0 || c.json)
-		scols_print_table(tb);
+	table_print(tb, c.json);
 	return status;
 }

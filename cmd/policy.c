@@ -23,6 +23,7 @@
 #include "extalign/macro.h"
 #include "extalign/policy.h"
 #include "extalign/size.h"
+#include "table.h"
 
 struct policy_opts {
 	const char *config;
@@ -469,7 +470,7 @@ static int run_explain(const struct policy_opts *o, const struct ea_policy *p, c
 		free(res.path);
 	}
 	if (json_tb)
-		scols_print_table(json_tb);
+		table_print_json(json_tb);
 	return rc;
 }
 
@@ -597,7 +598,10 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 	for (size_t i = 0; i < ARRAY_SIZE(kv); i++)
 		if (scols_line_refer_data(ln, i, kv[i].value) < 0)
 			errx(EXIT_FAILED, "out of memory");
-	scols_print_table(tb);
+	if (json)
+		table_print_json(tb);
+	else
+		scols_print_table(tb);
 	return EXIT_OK;
 }
 
@@ -657,7 +661,10 @@ static int show_rules(const struct ea_policy *p, bool json, bool noheadings)
 		set(ln, inherit, r->inherit ? "yes" : "no");
 		set(ln, realign, r->realign ? "yes" : "no");
 	}
-	scols_print_table(tb);
+	if (json)
+		table_print_json(tb);
+	else
+		scols_print_table(tb);
 	return EXIT_OK;
 }
 

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <err.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cmd.h"
 #include "table.h"
@@ -64,8 +65,21 @@ void table_set_bool(struct libscols_line *ln, int col, bool v)
 	table_set(ln, col, v ? "yes" : "no");
 }
 
+void table_print_json(struct libscols_table *tb)
+{
+	char *doc = NULL;
+
+	/* libsmartcols copies the bytes of names into JSON strings as they are. */
+	if (scols_print_table_to_string(tb, &doc) < 0 || !doc)
+		errx(EXIT_FAILED, "out of memory");
+	json_put_document(doc);
+	free(doc);
+}
+
 void table_print(struct libscols_table *tb, bool json)
 {
-	if (json || scols_table_get_nlines(tb) > 0)
+	if (json)
+		table_print_json(tb);
+	else if (scols_table_get_nlines(tb) > 0)
 		scols_print_table(tb);
 }

@@ -30,6 +30,8 @@ void table_set_u64(struct libscols_line *ln, int col, uint64_t v);
 void table_set_bool(struct libscols_line *ln, int col, bool v);
 /* Print unless it is an empty table in text mode; JSON always prints. */
 void table_print(struct libscols_table *tb, bool json);
+/* The table (made with json) as JSON, names made UTF-8 as json_str() does. */
+void table_print_json(struct libscols_table *tb);
 
 /*
  * A text table written row by row (table-stream.c): constant memory, the
