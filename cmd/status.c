@@ -197,15 +197,15 @@ static void print_text(const struct ea_state *s, bool alive)
 		printf("\nRealignment candidates (%zu shown):\n", s->n_late);
 	for (size_t i = 0; i < s->n_late; i++) {
 		const struct ea_state_late *l = &s->late[i];
+		int q = ea_late_queue_from_name(l->queue);
 
 		printf("  %-11s %-16s %s\n", l->queue, l->rule, l->path);
 		/* A running job's progress; a queued one's reason to wait. */
-		if (!strcmp(l->queue, "running") && l->total)
+		if (q == EA_LATE_RUNNING && l->total)
 			printf("  %-11s %s %" PRIu64 "%%, %" PRIu64 " of %" PRIu64 " bytes\n", "",
 			       *l->reason ? l->reason : "copying", l->done * 100 / l->total,
 			       l->done, l->total);
-		else if ((!strcmp(l->queue, "queued") || !strcmp(l->queue, "running")) &&
-			 *l->reason)
+		else if ((q == EA_LATE_QUEUED || q == EA_LATE_RUNNING) && *l->reason)
 			printf("  %-11s %s\n", "", l->reason);
 	}
 }

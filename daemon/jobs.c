@@ -145,7 +145,7 @@ void jobs_queue(struct jobs *J, size_t late_index)
 		return;
 	J->queue = v;
 	v[J->n_queue++] = late_index;
-	J->late->v[late_index].queue = "queued";
+	J->late->v[late_index].queue = EA_LATE_QUEUED;
 	J->off_said = false; /* the new entry wants its reason too */
 }
 
@@ -407,7 +407,7 @@ static void job_start(struct jobs *J, size_t qi, dev_t disk)
 		.late = J->queue[qi],
 		.disk = disk,
 	};
-	l->queue = "running";
+	l->queue = EA_LATE_RUNNING;
 	snprintf(l->reason, sizeof(l->reason), "starting");
 	l->done = l->total = 0;
 	memmove(&J->queue[qi], &J->queue[qi + 1], (J->n_queue - qi - 1) * sizeof(*J->queue));
@@ -470,7 +470,9 @@ static void job_failed(struct jobs *J, const struct job *j, struct late_file *l,
 				    : rc == EA_REALIGN_UNSUPPORTED ? EA_STAT_FAIL_UNSUPPORTED
 								   : EA_STAT_FAIL_REALIGN;
 
-	l->queue = skipped ? "skipped" : rc == EA_REALIGN_UNSUPPORTED ? "unsupported" : "failed";
+	l->queue = skipped			  ? EA_LATE_SKIPPED
+		   : rc == EA_REALIGN_UNSUPPORTED ? EA_LATE_UNSUPPORTED
+						  : EA_LATE_FAILED;
 	report_stat(J->report, l->rule, l->id.dev, reason, 1);
 	/* The unsupported sum is the kernel's; the job failed all the same. */
 	if (reason == EA_STAT_FAIL_UNSUPPORTED)
@@ -480,7 +482,7 @@ static void job_failed(struct jobs *J, const struct job *j, struct late_file *l,
 		       "realignment aborted: the job ended without an outcome");
 	else
 		log_id(&J->report->log, MSGID_REALIGN_FAILED, LOG_NOTICE, l->rule, l->path,
-		       rc < 0 ? rc : 0, "realignment %s", l->queue);
+		       rc < 0 ? rc : 0, "realignment %s", ea_late_queue_name(l->queue));
 }
 
 void jobs_reap(struct jobs *J)
@@ -502,7 +504,7 @@ void jobs_reap(struct jobs *J)
 			rc = j->ended ? j->rc : -EIO;
 			l->reason[0] = 0;
 			if (rc == EA_REALIGN_DONE || rc == EA_REALIGN_HINT_SET) {
-				l->queue = "done";
+				l->queue = EA_LATE_DONE;
 				report_stat(J->report, l->rule, l->id.dev, EA_STAT_REALIGNED_FILES,
 					    1);
 				report_stat(J->report, l->rule, l->id.dev, EA_STAT_REALIGNED_BYTES,
@@ -515,7 +517,7 @@ void jobs_reap(struct jobs *J)
 				if (j->ino_after && j->ino_after != l->id.ino)
 					late_forget(J->late, l->id);
 			} else if (rc == EA_REALIGN_CANCELLED) {
-				l->queue = "queued";
+				l->queue = EA_LATE_QUEUED;
 				jobs_queue(J, j->late);
 			} else {
 				job_failed(J, j, l, rc);

@@ -30,7 +30,7 @@ int late_add(struct late_list *l, struct file_id id, const char *rule, const cha
 		.id = id,
 		.rule = strdup(rule),
 		.path = strdup(path),
-		.queue = "listed",
+		.queue = EA_LATE_LISTED,
 		.extsize = extsize,
 		.forcealign = forcealign,
 	};

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "extalign/state.h"
+
 #include "event.h"
 
 struct late_file {
@@ -17,7 +19,7 @@ struct late_file {
 	struct file_id id;
 	char *rule;
 	char *path;
-	const char *queue; /* static: "listed", "queued", "running", "done", "failed", ... */
+	enum ea_late_queue queue;
 	uint32_t extsize;
 	int forcealign;
 	/* For extalign status: why a queued file waits, what a running job

@@ -222,13 +222,6 @@ static void metrics_write(struct daemon *d, const struct ea_state *s)
 	log_rewrite(d, &d->metrics_err, r, MSGID_METRICS_UNWRITABLE, path, "the metrics file");
 }
 
-/* Waiting in any way for its job: not finished, not given up. */
-static bool late_pending(const struct late_file *l)
-{
-	return !strcmp(l->queue, "listed") || !strcmp(l->queue, "queued") ||
-	       !strcmp(l->queue, "running");
-}
-
 /* The counts per rule and filesystem, with the pending late files of each
  * (from the whole list: the state file shows only its newest entries). */
 static int state_add_rule_stats(struct daemon *d, struct ea_state *s)
@@ -240,7 +233,7 @@ static int state_add_rule_stats(struct daemon *d, struct ea_state *s)
 	for (size_t i = 0; i < d->late.n; i++) {
 		struct report_key *k;
 
-		if (!late_pending(&d->late.v[i]))
+		if (!ea_late_queue_pending(d->late.v[i].queue))
 			continue;
 		k = report_key(rep, d->late.v[i].rule, d->late.v[i].id.dev);
 		if (!k)
@@ -300,7 +293,7 @@ static int state_write(struct daemon *d)
 	for (size_t i = first; !r && i < d->late.n; i++) {
 		const struct late_file *l = &d->late.v[i];
 
-		r = ea_state_add_late(&s, l->usec, l->rule, l->path, l->queue);
+		r = ea_state_add_late(&s, l->usec, l->rule, l->path, ea_late_queue_name(l->queue));
 		if (!r && (l->reason[0] || l->total))
 			r = ea_state_set_job(&s, l->reason, l->done, l->total);
 	}
@@ -332,9 +325,12 @@ static void late_save(struct daemon *d)
 	for (size_t i = 0; !r && i < d->late.n; i++) {
 		const struct late_file *l = &d->late.v[i];
 
-		if (late_pending(l))
+		/* A job that ran is queued again after a restart. */
+		if (ea_late_queue_pending(l->queue))
 			r = ea_state_add_late(&s, l->usec, l->rule, l->path,
-					      strcmp(l->queue, "running") ? l->queue : "queued");
+					      ea_late_queue_name(l->queue == EA_LATE_RUNNING
+									 ? EA_LATE_QUEUED
+									 : l->queue));
 	}
 	if (!r)
 		r = ea_state_write_at(d->persistent_dir_fd, LATE_FILE, &s);

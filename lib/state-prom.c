@@ -38,11 +38,12 @@ static void put_counter(FILE *f, const char *name, const char *help, uint64_t v)
 	fprintf(f, "%s %" PRIu64 "\n", name, v);
 }
 
-/* Waiting in any way (listed, queued, running, no engine); not finished. */
+/* As the daemon counts its pending files: a name we do not know is not one. */
 static bool is_pending(const struct ea_state_late *l)
 {
-	return strcmp(l->queue, "done") && strcmp(l->queue, "failed") &&
-	       strcmp(l->queue, "skipped");
+	int q = ea_late_queue_from_name(l->queue);
+
+	return q >= 0 && ea_late_queue_pending(q);
 }
 
 /*

@@ -67,6 +67,31 @@ const char *ea_state_failure_reason(enum ea_state_stat st)
 	return stat_names[st] + strlen("failures_");
 }
 
+static const char *const late_queue_names[_EA_LATE_MAX] = {
+	[EA_LATE_LISTED] = "listed",	       [EA_LATE_QUEUED] = "queued",
+	[EA_LATE_RUNNING] = "running",	       [EA_LATE_DONE] = "done",
+	[EA_LATE_FAILED] = "failed",	       [EA_LATE_SKIPPED] = "skipped",
+	[EA_LATE_UNSUPPORTED] = "unsupported",
+};
+
+const char *ea_late_queue_name(enum ea_late_queue q)
+{
+	return (unsigned)q < _EA_LATE_MAX ? late_queue_names[q] : NULL;
+}
+
+int ea_late_queue_from_name(const char *name)
+{
+	for (int i = 0; i < _EA_LATE_MAX; i++)
+		if (!strcmp(late_queue_names[i], name))
+			return i;
+	return -1;
+}
+
+bool ea_late_queue_pending(enum ea_late_queue q)
+{
+	return q == EA_LATE_LISTED || q == EA_LATE_QUEUED || q == EA_LATE_RUNNING;
+}
+
 const char *ea_state_counter_name(enum ea_state_counter c)
 {
 	return (unsigned)c < _EA_CNT_MAX ? counter_names[c] : NULL;

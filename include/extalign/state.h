@@ -115,11 +115,33 @@ struct ea_state_error {
 	char *msg;
 };
 
+/*
+ * Where a late file (one that had data before its hint) stands in the
+ * daemon's realignment queue.  The state file and status carry the names.
+ */
+enum ea_late_queue {
+	EA_LATE_LISTED,	     /* found; realignment is off for its rule or daemon */
+	EA_LATE_QUEUED,	     /* waits for an idle window */
+	EA_LATE_RUNNING,     /* its job runs */
+	EA_LATE_DONE,	     /* realigned */
+	EA_LATE_FAILED,	     /* its job failed */
+	EA_LATE_SKIPPED,     /* refused: open, changed, too big, ... */
+	EA_LATE_UNSUPPORTED, /* the filesystem cannot realign it */
+	_EA_LATE_MAX,
+};
+
+/* "listed", "queued", "running", "done", "failed", "skipped", "unsupported". */
+const char *ea_late_queue_name(enum ea_late_queue q);
+/* The state of a name; -1 for one this version does not know. */
+int ea_late_queue_from_name(const char *name);
+/* Listed, queued or running: the file still waits, nothing ended it. */
+bool ea_late_queue_pending(enum ea_late_queue q);
+
 struct ea_state_late {
 	uint64_t usec; /* when it was found */
 	char *rule;
 	char *path;
-	char *queue;	/* "queued", "running", "done", "failed", "no-engine" */
+	char *queue;	/* an ea_late_queue_name(), or what a newer daemon wrote */
 	char *reason;	/* why it waits; "" when nothing is known */
 	uint64_t done;	/* bytes of a running job, of total */
 	uint64_t total; /* 0: no progress known */
