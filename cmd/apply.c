@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "config.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
@@ -161,7 +162,7 @@ static int apply_one(struct apply_run *run, const struct target *t)
 
 	r = ea_fsx_get(t->fd, &fsx);
 	if (r < 0) {
-		warnx("%s: cannot read its hint: %s", t->path, strerror(-r));
+		warnx_path(t->path, "cannot read its hint: %s", strerror(-r));
 		run->status = exit_worst(run->status, EXIT_FAILED);
 		return 0;
 	}
@@ -252,7 +253,7 @@ static void apply_tree(struct apply_run *run, const char *path, bool may_be_miss
 	 */
 	abs = realpath(path, NULL);
 	if (!abs) {
-		warn("%s", path);
+		warn_path(path);
 		run->status = exit_worst(run->status, EXIT_FAILED);
 		target_close(&t);
 		return;
@@ -260,13 +261,13 @@ static void apply_tree(struct apply_run *run, const char *path, bool may_be_miss
 	t.path = abs;
 	run->root = &t;
 	if (!ea_fs_may_support_extsize(t.fs.magic)) {
-		warnx("%s: %s does not support extent size hints (only XFS and ext4 do)", path,
-		      t.fs.type);
+		warnx_path(path, "%s does not support extent size hints (only XFS and ext4 do)",
+			   t.fs.type);
 		run->status = exit_worst(run->status, EXIT_UNSUPPORTED);
 	} else if (apply_one(run, &t) == 0 && S_ISDIR(t.st.st_mode)) {
 		r = ea_walk(t.fd, abs, visit, run);
 		if (r < 0) {
-			warnx("%s: %s", path, strerror(-r));
+			warnx_path(path, "%s", strerror(-r));
 			run->status = exit_worst(run->status, EXIT_FAILED);
 		}
 	}

@@ -15,6 +15,7 @@
 
 #include "check-map.h"
 #include "cmd.h"
+#include "escape.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
@@ -212,28 +213,28 @@ static int check_open(struct parent *p, char *const *paths, size_t n, bool need_
 		target_close(t);
 	}
 	if (fstatat(dfd, name, &t->st, AT_SYMLINK_NOFOLLOW) < 0) {
-		warn("%s", path);
+		warn_path(path);
 		return EXIT_FAILED;
 	}
 	if (S_ISLNK(t->st.st_mode)) {
-		warnx("%s: is a symbolic link (not followed); give the path it points to", path);
+		warnx_path(path, "is a symbolic link (not followed); give the path it points to");
 		return EXIT_FAILED;
 	}
 	if (S_ISDIR(t->st.st_mode)) {
-		warnx("%s: is a directory; check takes files (-R checks those below it)", path);
+		warnx_path(path, "is a directory; check takes files (-R checks those below it)");
 		return EXIT_FAILED;
 	}
 	if (!S_ISREG(t->st.st_mode)) {
-		warnx("%s: not a regular file or directory", path);
+		warnx_path(path, "not a regular file or directory");
 		return EXIT_FAILED;
 	}
 	/* O_NONBLOCK: never wait on a lease or a mandatory lock. */
 	t->fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (t->fd < 0) {
 		if (errno == ELOOP)
-			warnx("%s: changed while being opened; try again", path);
+			warnx_path(path, "changed while being opened; try again");
 		else
-			warn("%s", path);
+			warn_path(path);
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
@@ -284,16 +285,15 @@ static int check_one(struct check_out *out, const struct target *t, const struct
 		if (r == 0 && (fsx.fsx_xflags & FS_XFLAG_EXTSIZE))
 			unit = fsx.fsx_extsize;
 		if (!unit) {
-			warnx("%s: has no extent size hint; give --extsize SIZE to check against a "
-			      "unit",
-			      t->path);
+			warnx_path(t->path, "has no extent size hint; give --extsize SIZE to check "
+					    "against a unit");
 			return EXIT_USAGE;
 		}
 	}
 	r = ea_fiemap_read(t->fd, &ext, &n);
 	if (r < 0) {
-		warnx("%s: cannot read extents: %s", t->path,
-		      r == -EOPNOTSUPP ? "this filesystem has no FIEMAP" : strerror(-r));
+		warnx_path(t->path, "cannot read extents: %s",
+			   r == -EOPNOTSUPP ? "this filesystem has no FIEMAP" : strerror(-r));
 		return r == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_FAILED;
 	}
 	if (!t->st.st_mode) {
@@ -312,7 +312,7 @@ static int check_one(struct check_out *out, const struct target *t, const struct
 			struct stat st;
 
 			if (fstat(t->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-				warnx("%s: changed while being checked; try again", t->path);
+				warnx_path(t->path, "changed while being checked; try again");
 				return EXIT_FAILED;
 			}
 			ea_align_analyze(ext, n, unit, (uint64_t)st.st_size, &rep);
@@ -357,7 +357,7 @@ static int check_walked(const struct target *t, void *userdata)
 	struct check_walk *w = userdata;
 
 	if (S_ISDIR(t->st.st_mode)) {
-		warnx("%s: is a directory; check takes files (-R checks those below it)", t->path);
+		warnx_path(t->path, "is a directory; check takes files (-R checks those below it)");
 		return EXIT_FAILED;
 	}
 	return check_one(w->out, t, w->o, w->logical_only);

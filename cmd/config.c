@@ -3,6 +3,7 @@
 #include <errno.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "config.h"
 
 int config_read(const struct config_paths *paths, struct ea_policy **ret)
@@ -13,10 +14,12 @@ int config_read(const struct config_paths *paths, struct ea_policy **ret)
 
 	r = ea_policy_load(paths->config, dir, paths->projid, paths->projects, ret, &d);
 	for (size_t i = 0; i < d.n; i++) {
+		_cleanup_free_ char *file = name_escape(d.items[i].file);
+
 		if (d.items[i].line)
-			warnx("%s:%u: %s", d.items[i].file, d.items[i].line, d.items[i].msg);
+			warnx("%s:%u: %s", file, d.items[i].line, d.items[i].msg);
 		else
-			warnx("%s: %s", d.items[i].file, d.items[i].msg);
+			warnx("%s: %s", file, d.items[i].msg);
 	}
 	if (r == -ENOMEM)
 		errx(EXIT_FAILED, "out of memory");

@@ -26,6 +26,7 @@
 #include <sys/sysmacros.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "extalign/atomic.h"
 #include "extalign/blockdev.h"
 #include "extalign/hint.h"
@@ -393,8 +394,8 @@ static void add_fs_line(struct ctx *c, size_t i)
 		 * nothing the user can fix; STATX stays empty.  Other errors are news.
 		 */
 		if (r < 0 && r != -EOPNOTSUPP && r != -EROFS)
-			warnx("%s: cannot probe with a temporary file: %s", m->target,
-			      strerror(-r));
+			warnx_path(m->target, "cannot probe with a temporary file: %s",
+				   strerror(-r));
 		/* The row describes the probe file: the rules for what it kept. */
 		if (r == 0 && p.file == EA_PROBE_HINTED) {
 			f.extsize = p.extsize;
@@ -437,13 +438,13 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 	const char *note;
 
 	if (!m || !c->fslines[i]) {
-		warnx("%s: its filesystem is not in the mount table", path);
+		warnx_path(path, "its filesystem is not in the mount table");
 		return EXIT_FAILED;
 	}
 	fs_facts(c, i, m, &f, &note);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		warn("%s", path);
+		warn_path(path);
 		return EXIT_FAILED;
 	}
 	/* No fsxattr (not ext4/XFS, or an old kernel): the file has no hint. */
@@ -470,7 +471,7 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 		int r = ea_atomic_statx(fd, "", AT_EMPTY_PATH, &p);
 
 		if (r < 0) {
-			warnx("%s: statx: %s", path, strerror(-r));
+			warnx_path(path, "statx: %s", strerror(-r));
 			return EXIT_FAILED;
 		}
 		set_verdict(c, ln, COL_STATX, &p);
@@ -520,15 +521,15 @@ static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
 			*dev = ea_bdev_find(c->devs, c->ndevs, major(st.st_rdev),
 					    minor(st.st_rdev));
 			if (*dev < 0) {
-				warnx("%s: block device not found in sysfs", arg);
+				warnx_path(arg, "block device not found in sysfs");
 				return EXIT_FAILED;
 			}
 			return EXIT_OK;
 		}
 		*dev = ea_bdev_find(c->devs, c->ndevs, major(st.st_dev), minor(st.st_dev));
 		if (*dev < 0) {
-			warnx("%s: not on a block device (a %s filesystem?)", arg,
-			      major(st.st_dev) ? "stacked" : "virtual");
+			warnx_path(arg, "not on a block device (a %s filesystem?)",
+				   major(st.st_dev) ? "stacked" : "virtual");
 			return EXIT_FAILED;
 		}
 		*is_path = true;
@@ -539,9 +540,9 @@ static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
 	if (*dev >= 0)
 		return EXIT_OK;
 	if (!c->sysroot && strchr(arg, '/'))
-		warnx("%s: %s", arg, strerror(saved)); /* why stat() failed */
+		warnx_path(arg, "%s", strerror(saved)); /* why stat() failed */
 	else
-		warnx("%s: no such block device%s", arg, c->sysroot ? " in the sysroot" : "");
+		warnx_path(arg, "no such block device%s", c->sysroot ? " in the sysroot" : "");
 	return EXIT_FAILED;
 }
 

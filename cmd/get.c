@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
@@ -70,9 +71,9 @@ static int add_row(const struct target *t, void *userdata)
 
 	r = ea_fsx_get(t->fd, &fsx);
 	if (r < 0) {
-		warnx("%s: cannot read hints from %s: %s", t->path, t->fs.type,
-		      r == -ENOTTY || r == -EOPNOTSUPP ? "not supported by this filesystem"
-						       : strerror(-r));
+		warnx_path(t->path, "cannot read hints from %s: %s", t->fs.type,
+			   r == -ENOTTY || r == -EOPNOTSUPP ? "not supported by this filesystem"
+							    : strerror(-r));
 		return r == -ENOTTY || r == -EOPNOTSUPP ? EXIT_UNSUPPORTED : EXIT_FAILED;
 	}
 	/* XFS keeps a stale size after the flag is cleared; the flag decides. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "config.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
@@ -244,13 +245,13 @@ static int resolve(const char *arg, struct resolved *ret)
 	*ret = (struct resolved){ 0 };
 	if (lstat(arg, &st) == 0) {
 		if (S_ISLNK(st.st_mode)) {
-			warnx("%s: is a symbolic link; extalign never sets a hint through one",
-			      arg);
+			warnx_path(arg,
+				   "is a symbolic link; extalign never sets a hint through one");
 			return EXIT_NEGATIVE;
 		}
 		real = realpath(arg, NULL);
 		if (!real) {
-			warn("%s", arg);
+			warn_path(arg);
 			return EXIT_FAILED;
 		}
 		ret->path = real;
@@ -260,7 +261,7 @@ static int resolve(const char *arg, struct resolved *ret)
 		return EXIT_OK;
 	}
 	if (errno != ENOENT) {
-		warn("%s", arg);
+		warn_path(arg);
 		return EXIT_FAILED;
 	}
 	/* Not there (yet): what would a file created there get? */
@@ -294,7 +295,7 @@ static int resolve(const char *arg, struct resolved *ret)
 	if (r == -ENOMEM)
 		errx(EXIT_FAILED, "out of memory");
 	if (r < 0) {
-		warnx("%s: does not exist and has a '..' that cannot be resolved", arg);
+		warnx_path(arg, "does not exist and has a '..' that cannot be resolved");
 		return EXIT_USAGE;
 	}
 	return EXIT_OK;
@@ -441,7 +442,7 @@ static int run_explain(const struct policy_opts *o, const struct ea_policy *p, c
 		if (r < 0) {
 			if (r == -ENOMEM)
 				errx(EXIT_FAILED, "out of memory");
-			warnx("%s: cannot be looked up: %s", paths[i], strerror(-r));
+			warnx_path(paths[i], "cannot be looked up: %s", strerror(-r));
 			free(res.path);
 			rc = exit_worst(rc, EXIT_FAILED);
 			continue;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "config.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
@@ -249,7 +250,7 @@ static bool leftover(struct job *j, const char *path)
 	if (r > 0)
 		j->leftovers++;
 	else if (r < 0)
-		warnx("%s: cannot remove leftover: %s", path, strerror(-r));
+		warnx_path(path, "cannot remove leftover: %s", strerror(-r));
 	return true;
 }
 
@@ -280,7 +281,7 @@ static int visit(const struct ea_walk_entry *e, void *userdata)
 		r = add_file(w->j, e->path, 0, w->dev, EA_SKIP_OTHER_FS);
 		break;
 	case EA_WALK_ERROR:
-		warnx("%s: %s", e->path, strerror(-e->err));
+		warnx_path(e->path, "%s", strerror(-e->err));
 		w->j->status = exit_worst(w->j->status, EXIT_FAILED);
 		break;
 	case EA_WALK_DIR:
@@ -295,7 +296,7 @@ static int collect(struct job *j, const char *path)
 	int r;
 
 	if (lstat(path, &st) < 0) {
-		warnx("%s: %s", path, strerror(errno));
+		warnx_path(path, "%s", strerror(errno));
 		return EXIT_FAILED;
 	}
 	if (S_ISDIR(st.st_mode)) {
@@ -304,12 +305,12 @@ static int collect(struct job *j, const char *path)
 		struct walk_ctx w = { .j = j, .dev = st.st_dev };
 
 		if (fd < 0) {
-			warnx("%s: %s", path, strerror(errno));
+			warnx_path(path, "%s", strerror(errno));
 			return EXIT_FAILED;
 		}
 		r = ea_walk(fd, path, visit, &w);
 		if (r < 0) {
-			warnx("%s: %s", path, strerror(-r));
+			warnx_path(path, "%s", strerror(-r));
 			return EXIT_FAILED;
 		}
 		return EXIT_OK;
@@ -354,6 +355,7 @@ static void draw(struct job *j, bool force)
 	char a[24], b[24], r[24], eta[48] = "--:--";
 	unsigned pct = j->total ? (unsigned)(done * 100 / j->total) : 100, fill;
 	char bar[31];
+	_cleanup_free_ char *name = NULL;
 
 	if (!j->bar || (!force && now - j->last_draw < 100000000ULL))
 		return;
@@ -364,13 +366,14 @@ static void draw(struct job *j, bool force)
 	memset(bar, '#', fill);
 	memset(bar + fill, '.', 30 - fill);
 	bar[30] = 0;
+	name = name_escape(j->cur ? j->cur : "");
 	if (done && el > 200000000ULL && j->total > done)
 		fmt_time(eta, sizeof(eta),
 			 (uint64_t)((double)(j->total - done) * (double)el / (double)done / 1e9));
 	fprintf(stderr, "\r\033[K[%s] %3u%% %s/%s %s/s ETA %s %.40s", bar, pct,
 		human(a, sizeof(a), done), human(b, sizeof(b), j->total),
 		human(r, sizeof(r), el ? (uint64_t)((double)done * 1e9 / (double)el) : 0), eta,
-		j->cur ? j->cur : "");
+		name);
 }
 
 static void on_progress(void *userdata, const struct ea_realign_progress *p)
@@ -446,7 +449,7 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 		printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
 		return;
 	case EA_REALIGN_UNSUPPORTED:
-		warnx("%s: %s %s", path, r->fs_type, fs_words(r));
+		warnx_path(path, "%s %s", r->fs_type, fs_words(r));
 		return;
 	case EA_REALIGN_CANCELLED: {
 		char k[EA_SIZE_BUFSZ];
@@ -466,15 +469,16 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 			char n[EA_SIZE_BUFSZ], a[EA_SIZE_BUFSZ];
 
 			/* The check passed: somebody else took the space meanwhile. */
-			warnx("%s: %s: %s (the copy needs %s; %s were free when it started); "
-			      "the file is unchanged",
-			      path, r->step ? r->step : "realign", strerror(-r->err),
-			      human(n, sizeof(n), r->space.needed),
-			      human(a, sizeof(a), r->space.available));
+			warnx_path(path,
+				   "%s: %s (the copy needs %s; %s were free when it started); "
+				   "the file is unchanged",
+				   r->step ? r->step : "realign", strerror(-r->err),
+				   human(n, sizeof(n), r->space.needed),
+				   human(a, sizeof(a), r->space.available));
 			return;
 		}
-		warnx("%s: %s: %s; the file is unchanged", path, r->step ? r->step : "realign",
-		      r->detail ? r->detail : strerror(-r->err));
+		warnx_path(path, "%s: %s; the file is unchanged", r->step ? r->step : "realign",
+			   r->detail ? r->detail : strerror(-r->err));
 		return;
 	}
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
@@ -55,27 +56,28 @@ static int validate(const struct target *t, const struct set_opts *o)
 	char bs[EA_SIZE_BUFSZ], es[EA_SIZE_BUFSZ];
 
 	if (!ea_fs_may_support_extsize(t->fs.magic)) {
-		warnx("%s: %s does not support extent size hints (only XFS and ext4 do)", t->path,
-		      t->fs.type);
+		warnx_path(t->path, "%s does not support extent size hints (only XFS and ext4 do)",
+			   t->fs.type);
 		return EXIT_UNSUPPORTED;
 	}
 	if (o->extsize) {
 		p = ea_extsize_check(o->extsize, t->fs.blksize);
 		if (p != EA_EXTSIZE_OK) {
-			warnx("%s: extent size %s %s (%s block size is %s)", t->path,
-			      ea_size_format(o->extsize, es), ea_extsize_problem_str(p), t->fs.type,
-			      ea_size_format(t->fs.blksize, bs));
+			warnx_path(t->path, "extent size %s %s (%s block size is %s)",
+				   ea_size_format(o->extsize, es), ea_extsize_problem_str(p),
+				   t->fs.type, ea_size_format(t->fs.blksize, bs));
 			return EXIT_USAGE;
 		}
 	}
 	if (S_ISDIR(t->st.st_mode) && !o->recursive && !o->inherit && o->forcealign < 0) {
-		warnx("%s: is a directory and --no-inherit leaves nothing to set on it", t->path);
+		warnx_path(t->path, "is a directory and --no-inherit leaves nothing to set on it");
 		return EXIT_USAGE;
 	}
 	if (target_has_data(t) && !o->recursive) {
-		warnx("%s: has data (%lld bytes); an extent size hint can only be set on an empty "
-		      "file (use 'extalign realign' to rewrite it aligned)",
-		      t->path, (long long)t->st.st_size);
+		warnx_path(t->path,
+			   "has data (%lld bytes); an extent size hint can only be set on an empty "
+			   "file (use 'extalign realign' to rewrite it aligned)",
+			   (long long)t->st.st_size);
 		return EXIT_FAILED;
 	}
 	return EXIT_OK;
@@ -172,7 +174,7 @@ static int set_tree(const struct target *t, const struct set_opts *o)
 		return r;
 	r = ea_walk(t->fd, t->path, tree_visit, &s);
 	if (r < 0) {
-		warnx("%s: %s", t->path, strerror(-r));
+		warnx_path(t->path, "%s", strerror(-r));
 		s.status = exit_worst(s.status, EXIT_FAILED);
 	}
 	printf("%s: %u %s, %u empty %s hinted; %u %s with data and the hint already; "

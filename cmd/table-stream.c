@@ -12,27 +12,15 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "table.h"
-
-/*
- * The way libsmartcols shows a cell outside a UTF-8 locale, which is ours:
- * a byte that is not printable ASCII becomes \xHH, and so does a backslash
- * that would otherwise read as the start of one.  A file name cannot move
- * the cursor or fake a second row.
- */
-static bool needs_escape(const char *p)
-{
-	unsigned char c = (unsigned char)*p;
-
-	return c < 0x20 || c > 0x7e || (c == '\\' && p[1] == 'x');
-}
 
 size_t table_stream_width(const char *s)
 {
 	size_t w = 0;
 
 	for (const char *p = s; *p; p++)
-		w += needs_escape(p) ? 4 : 1;
+		w += name_needs_escape(p) ? 4 : 1;
 	return w;
 }
 
@@ -81,7 +69,7 @@ static void line_put_escaped(struct line *l, const char *s)
 		size_t plain = 0;
 		char hex[4] = { '\\', 'x' };
 
-		while (p[plain] && !needs_escape(p + plain))
+		while (p[plain] && !name_needs_escape(p + plain))
 			plain++;
 		line_put(l, p, plain);
 		p += plain;
@@ -112,7 +100,7 @@ static size_t plain_len(const char *s)
 {
 	size_t n = 0;
 
-	while (s[n] && !needs_escape(s + n))
+	while (s[n] && !name_needs_escape(s + n))
 		n++;
 	return n;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "extalign/hint-error.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
@@ -20,15 +21,15 @@ int target_open(const char *path, struct target *t)
 	*t = (struct target){ .path = path, .fd = -1 };
 
 	if (lstat(path, &st) < 0) {
-		warn("%s", path);
+		warn_path(path);
 		return EXIT_FAILED;
 	}
 	if (S_ISLNK(st.st_mode)) {
-		warnx("%s: is a symbolic link (not followed); give the path it points to", path);
+		warnx_path(path, "is a symbolic link (not followed); give the path it points to");
 		return EXIT_FAILED;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		warnx("%s: not a regular file or directory", path);
+		warnx_path(path, "not a regular file or directory");
 		return EXIT_FAILED;
 	}
 	/*
@@ -38,22 +39,22 @@ int target_open(const char *path, struct target *t)
 	 */
 	t->fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (t->fd < 0) {
-		warn("%s", path);
+		warn_path(path);
 		return EXIT_FAILED;
 	}
 	if (fstat(t->fd, &t->st) < 0) {
-		warn("%s", path);
+		warn_path(path);
 		target_close(t);
 		return EXIT_FAILED;
 	}
 	if (t->st.st_dev != st.st_dev || t->st.st_ino != st.st_ino) {
-		warnx("%s: changed while being opened; try again", path);
+		warnx_path(path, "changed while being opened; try again");
 		target_close(t);
 		return EXIT_FAILED;
 	}
 	r = ea_fsinfo_cached(&fs_cache, t->fd, t->st.st_dev, &t->fs);
 	if (r < 0) {
-		warnx("%s: cannot read filesystem facts: %s", path, strerror(-r));
+		warnx_path(path, "cannot read filesystem facts: %s", strerror(-r));
 		target_close(t);
 		return EXIT_FAILED;
 	}
@@ -103,7 +104,7 @@ int report_hint_error(const struct target *t, int err, unsigned dropped, bool wa
 	};
 	char msg[256];
 
-	warnx("%s: %s", t->path, ea_hint_strerror(&f, msg, sizeof(msg)));
+	warnx_path(t->path, "%s", ea_hint_strerror(&f, msg, sizeof(msg)));
 	return ea_hint_failure_kind(&f) == EA_HINT_FAIL_UNSUPPORTED ? EXIT_UNSUPPORTED
 								    : EXIT_FAILED;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 
 enum entry_class walk_entry_classify(const struct ea_walk_entry *e, const struct target *top,
 				     struct target *ret, const char **why)
@@ -31,6 +32,6 @@ enum entry_class walk_entry_classify(const struct ea_walk_entry *e, const struct
 	case EA_WALK_ERROR:
 		break;
 	}
-	warnx("%s: %s", e->path, strerror(-e->err));
+	warnx_path(e->path, "%s", strerror(-e->err));
 	return ENTRY_FAILED;
 }

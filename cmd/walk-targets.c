@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 
 struct walk_ctx {
 	const struct target *top;
@@ -65,7 +66,7 @@ int walk_targets(const struct target *top, bool recursive, bool files_only, targ
 		return w.status;
 	r = ea_walk(top->fd, top->path, visit, &w);
 	if (r < 0) {
-		warnx("%s: %s", top->path, strerror(-r));
+		warnx_path(top->path, "%s", strerror(-r));
 		w.status = exit_worst(w.status, EXIT_FAILED);
 	}
 	return w.status;

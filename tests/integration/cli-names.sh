@@ -1,5 +1,7 @@
 #!/bin/bash
-# Every --json output is valid UTF-8 JSON whatever the file names are: a
+# File names with any bytes.  A message on stderr stays one line and shows
+# a byte that is not printable ASCII as \xHH, as the tables do.  Every
+# --json output is valid UTF-8 JSON whatever the file names are: a
 # byte of a name that is not UTF-8 comes out as \udcNN (Python's
 # surrogateescape), so that json.loads() and
 # name.encode("utf-8", "surrogateescape") give back the name's bytes.
@@ -69,4 +71,19 @@ expect_exit 0 "$EXTALIGN" policy explain --json --config "$WORK/conf" "$d/été"
 json_ok out path
 expect_exit 0 "$EXTALIGN" policy show --json --config "$WORK/conf"
 json_ok out target
+# check without a unit: one message per file, each on one line.
+expect_exit 2 "$EXTALIGN" check -R "$d"
+files=$(find "$d" -type f -printf x | wc -c)
+[ "$(wc -l <"$WORK/err")" = "$files" ] || { cat -A "$WORK/err"; fail "a name split a message"; }
+expect_in err 'new\x0aline: has no extent size hint'
+expect_in err 'dir\xfe/bad\xffbyte: has no extent size hint'
+expect_in err '/ctl\x01: has no extent size hint'
+expect_in err 'lit\udcff: has no extent size hint'
+expect_in err '/\xc3\xa9t\xc3\xa9: has no extent size hint'
+# target_open()'s refusal of a symlink names it on one line too.
+link=$d/$'link\nx'
+ln -s nowhere "$link"
+expect_exit 3 "$EXTALIGN" get "$link"
+[ "$(wc -l <"$WORK/err")" = 1 ] || { cat -A "$WORK/err"; fail "the symlink's name split the message"; }
+expect_in err 'link\x0ax: is a symbolic link'
 echo ok
