@@ -710,8 +710,6 @@ static void daemon_free(struct daemon *d)
 	d->policy = NULL;
 	free(d->bdevs);
 	d->bdevs = NULL;
-	closep(&d->watch.fan_fd);
-	closep(&d->watch.ino_fd);
 	closep(&d->watch.proc_fd);
 	d->apply.proc_fd = -1; /* the same descriptor */
 	closep(&d->epoll_fd);

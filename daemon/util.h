@@ -2,8 +2,10 @@
 /*
  * Helpers every part of extalignd uses: clocks, logging, error reporting
  * with the counters and the ring of last errors that the state file shows.
- * A leaf (util.c, log.c): it includes no other daemon file, so the parts
- * above it (watch, apply, jobs, main) never depend on each other through it.
+ * Near the bottom: util.c includes no other daemon file, and log.c only
+ * the leaves message-ids.h and mountpoint.h (mountpoint.c uses libextalign
+ * alone), so the parts above (watch, apply, jobs, main) never depend on
+ * each other through it.
  */
 #ifndef EXTALIGND_UTIL_H
 #define EXTALIGND_UTIL_H

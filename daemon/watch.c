@@ -308,6 +308,9 @@ void watch_teardown(struct watch *w)
 	free(w->iwatches);
 	w->iwatches = NULL;
 	w->n_iwatches = 0;
+	/* Opened by backend_init(); proc_fd belongs to main, which opened it. */
+	closep(&w->fan_fd);
+	closep(&w->ino_fd);
 }
 
 static void overflow(struct watch *w)

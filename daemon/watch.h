@@ -89,7 +89,9 @@ struct watch {
 	void *userdata;
 };
 
+/* Start the backend on the first call, then (again on reload) mark the trees. */
 int watch_setup(struct watch *w);
+/* Drop every mark and watch and close the backend's descriptor. */
 void watch_teardown(struct watch *w);
 /* After a reload: drop the marks of filesystems no rule needs any more. */
 void watch_prune(struct watch *w);
