@@ -37,16 +37,14 @@ char *name_escape(const char *s)
 void warnx_path(const char *path, const char *fmt, ...)
 {
 	_cleanup_free_ char *name = name_escape(path);
-	_cleanup_free_ char *msg = NULL;
 	va_list ap;
 
+	/* What warnx() prints, with the escaped name in front. */
+	fprintf(stderr, "%s: %s: ", program_invocation_short_name, name);
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	if (!msg)
-		errx(EXIT_FAILED, "out of memory");
-	warnx("%s: %s", name, msg);
+	fputc('\n', stderr);
 }
 
 void warn_path(const char *path)

@@ -404,19 +404,38 @@ static void fan_one(struct watch *w, const struct fan_event *ev)
 		 dir->handle_len ? dir->id : 0);
 }
 
-int watch_fanotify_read(struct watch *w)
+/* The records of one read from the fanotify descriptor. */
+static void fan_records(struct watch *w, const unsigned char *buf, size_t len)
 {
-	/* Aligned for the metadata structs the records start with. */
-	_Alignas(struct fanotify_event_metadata) unsigned char buf[65536];
+	const void *p = buf;
+	struct fan_event ev;
+	int r;
 
-	/* A bounded burst, then back to epoll (level-triggered, so the rest
-	 * comes next round): a storm must not delay SIGTERM or the watchdog. */
+	if (w->last_dir.path && now_usec(CLOCK_MONOTONIC) - w->last_dir.usec > DIR_CACHE_USEC)
+		dir_forget(w);
+	while ((r = fan_event_next(&p, &len, &ev)) > 0)
+		fan_one(w, &ev);
+	if (r < 0) {
+		/* Cannot happen with a sane kernel; recover what we lost. */
+		report_log(w->report, LOG_ERR, "malformed fanotify record, rescanning");
+		overflow(w);
+	}
+}
+
+/*
+ * Read fd and hand each read's records to fn, for a bounded burst, then
+ * back to epoll (level-triggered, so the rest comes next round): a storm
+ * must not delay SIGTERM or the watchdog.
+ */
+static int read_burst(struct watch *w, int fd,
+		      void (*fn)(struct watch *w, const unsigned char *buf, size_t len))
+{
+	/* Aligned for the structs the records of either backend start with. */
+	_Alignas(struct fanotify_event_metadata) _Alignas(
+		struct inotify_event) unsigned char buf[65536];
+
 	for (int burst = 0; burst < READ_BURST; burst++) {
-		ssize_t n = read(w->fan_fd, buf, sizeof(buf));
-		const void *p = buf;
-		size_t len;
-		struct fan_event ev;
-		int r;
+		ssize_t n = read(fd, buf, sizeof(buf));
 
 		if (n < 0) {
 			if (errno == EAGAIN)
@@ -425,19 +444,14 @@ int watch_fanotify_read(struct watch *w)
 				continue;
 			return negative_errno();
 		}
-		len = (size_t)n;
-		if (w->last_dir.path &&
-		    now_usec(CLOCK_MONOTONIC) - w->last_dir.usec > DIR_CACHE_USEC)
-			dir_forget(w);
-		while ((r = fan_event_next(&p, &len, &ev)) > 0)
-			fan_one(w, &ev);
-		if (r < 0) {
-			/* Cannot happen with a sane kernel; recover what we lost. */
-			report_log(w->report, LOG_ERR, "malformed fanotify record, rescanning");
-			overflow(w);
-		}
+		fn(w, buf, (size_t)n);
 	}
 	return 0;
+}
+
+int watch_fanotify_read(struct watch *w)
+{
+	return read_burst(w, w->fan_fd, fan_records);
 }
 
 /* ---- inotify -------------------------------------------------------------- */
@@ -529,28 +543,20 @@ static void ino_one(struct watch *w, const struct inotify_event *ev)
 		 ev->mask & IN_MOVED_TO ? ORIGIN_MOVE : ORIGIN_CREATE, 0);
 }
 
+/* The records of one read from the inotify descriptor. */
+static void ino_records(struct watch *w, const unsigned char *buf, size_t len)
+{
+	for (size_t off = 0; off + sizeof(struct inotify_event) <= len;) {
+		const struct inotify_event *ev = (const void *)(buf + off);
+
+		off += sizeof(*ev) + ev->len;
+		if (off > len)
+			break;
+		ino_one(w, ev);
+	}
+}
+
 int watch_inotify_read(struct watch *w)
 {
-	_Alignas(struct inotify_event) unsigned char buf[65536];
-
-	for (int burst = 0; burst < READ_BURST; burst++) {
-		ssize_t n = read(w->ino_fd, buf, sizeof(buf));
-
-		if (n < 0) {
-			if (errno == EAGAIN)
-				return 0;
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {
-			const struct inotify_event *ev = (const void *)(buf + off);
-
-			off += (ssize_t)sizeof(*ev) + ev->len;
-			if (off > n)
-				break;
-			ino_one(w, ev);
-		}
-	}
-	return 0;
+	return read_burst(w, w->ino_fd, ino_records);
 }
