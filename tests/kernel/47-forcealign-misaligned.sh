@@ -30,12 +30,7 @@ odd=$(xfs_io -c 'fiemap' m | awk '
 		if ((p[1] / 8 - l[1] / 8) % 16) n++
 	} END { print n + 0 }')
 [ "$odd" -gt 0 ] || { xfs_io -c 'fiemap -v' m; die "m happens to be aligned"; }
-cd /
-umount "$MNT"
-# EXTENTS, FORCEALIGN and EXTSIZE (the inode carries a hint) flags.
-debugfs -w -R "set_inode_field /m flags 0xc80000" "$sd" >/dev/null 2>&1 || die "debugfs flags"
-debugfs -w -R "ea_set /m system.extsize 16" "$sd" >/dev/null 2>&1 || die "debugfs ea_set"
-mount -t ext4 "$sd" "$MNT" || die "mount"
+offline_forcealign "$sd" m 16
 m=$MNT/m
 expect "the broken file is forcealign" "$(xflags "$m")" 0x100800
 

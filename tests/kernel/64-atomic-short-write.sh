@@ -6,8 +6,7 @@
 # meaningless.
 . "$(dirname "$0")/lib.sh"
 
-K=1024
-UNIT=$((64 * K))
+UNIT=65536
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
 fresh_ext4 "$sd" -b 4096

@@ -7,8 +7,7 @@
 # atomic write only naturally aligned on disk.
 . "$(dirname "$0")/lib.sh"
 
-K=1024
-UNIT=$((64 * K))
+UNIT=65536
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
 fresh_ext4 "$sd" -b 4096
@@ -20,12 +19,7 @@ xfs_io -f -d -c "pwrite -q -S 0xa5 0 64k" -c fsync m || die "write m"
 read -r ls len ps <<<"$(runs m)"
 expect "m is one extent" "$ls $len" "0 $UNIT"
 ((ps % UNIT)) || { xfs_io -c 'fiemap -v' m; die "m happens to be aligned on disk"; }
-cd /
-umount "$MNT"
-# EXTENTS, FORCEALIGN and EXTSIZE (the inode carries a hint) flags.
-debugfs -w -R "set_inode_field /m flags 0xc80000" "$sd" >/dev/null 2>&1 || die "debugfs flags"
-debugfs -w -R "ea_set /m system.extsize 16" "$sd" >/dev/null 2>&1 || die "debugfs ea_set"
-mount -t ext4 "$sd" "$MNT" || die "mount"
+offline_forcealign "$sd" m 16
 m=$MNT/m
 expect "the misaligned file is forcealign" "$(xflags "$m")" 0x100800
 

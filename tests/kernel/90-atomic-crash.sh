@@ -32,9 +32,7 @@ export DM_DISABLE_UDEV=1
 mkdir -p "$W"
 
 sd=$(scsi_disk) || die "no scsi_debug disk"
-command -v dmsetup >/dev/null || skip "no dmsetup on the host root"
-[ -e /sys/module/dm_log_writes ] || grep -qw log-writes <(dmsetup targets) ||
-	skip "the kernel has no dm log-writes target (CONFIG_DM_LOG_WRITES)"
+need_log_writes
 
 # replay-log, and the writer.
 replay_log "$W"

@@ -34,6 +34,13 @@ replay_log() {
 	REPLAY_LOG=$dir/replay-log
 }
 
+# need_log_writes: skip the test without dmsetup or the dm log-writes target.
+need_log_writes() {
+	command -v dmsetup >/dev/null || skip "no dmsetup on the host root"
+	[ -e /sys/module/dm_log_writes ] || grep -qw log-writes <(dmsetup targets) ||
+		skip "the kernel has no dm log-writes target (CONFIG_DM_LOG_WRITES)"
+}
+
 # crash_replay DIR LOG MB FILL EVERY [VAR...]: replay the log on LOG (from
 # replay_log's REPLAY_LOG) into DIR/replay.img, MB MiB that start as FILL
 # (a tr octal escape such as '\132', or "" for zeros), then check every

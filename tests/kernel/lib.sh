@@ -94,6 +94,23 @@ need_kept_hint() {
 	rm -f "$MNT/.hint-probe"
 }
 
+# offline_forcealign DEV NAME BLOCKS: make the file NAME in the root of the
+# ext4 on DEV (mounted on MNT) forcealign with a hint of BLOCKS blocks
+# behind the kernel's back, whatever its extents: unmounted, debugfs sets
+# the EXTENTS, FORCEALIGN and EXTSIZE flags and the system.extsize xattr;
+# then it mounts again.  For tests of units broken on disk.
+offline_forcealign() {
+	local dev=$1 name=$2 blocks=$3
+
+	cd / || die "cd /"
+	umount "$MNT" || die "umount"
+	debugfs -w -R "set_inode_field /$name flags 0xc80000" "$dev" >/dev/null 2>&1 ||
+		die "debugfs flags of $name"
+	debugfs -w -R "ea_set /$name system.extsize $blocks" "$dev" >/dev/null 2>&1 ||
+		die "debugfs ea_set on $name"
+	mount -t ext4 "$dev" "$MNT" || die "mount"
+}
+
 # remount DEV: unmount $MNT and mount DEV on it again (drops the caches).
 remount() {
 	umount "$MNT" || die "umount $MNT"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "extalign/extent.h"
+#include "run-suite.h"
 
 #define K 1024ULL
 #define U (64 * K)
@@ -158,10 +159,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("align");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_aligned);
 	tcase_add_test(tc, test_misaligned_physical_start);
@@ -173,10 +171,5 @@ int main(void)
 	tcase_add_test(tc, test_unwritten_prealloc_beyond_eof);
 	tcase_add_test(tc, test_unknown_physical);
 	tcase_add_test(tc, test_empty);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("align", tc);
 }

@@ -13,6 +13,7 @@
 #endif
 
 #include "extalign/atomic.h"
+#include "run-suite.h"
 
 #define K 1024u
 
@@ -76,6 +77,18 @@ END_TEST
 
 /* One case per line reads better than one field per line. */
 /* clang-format off */
+/* One case's verdict: returned and stored state, limits, a reason that holds reason. */
+static void check_verdict(const char *what, int ret, const struct ea_atomic *a,
+			  enum ea_atomic_state want, uint32_t min, uint32_t max, const char *reason)
+{
+	ck_assert_msg(ret == (int)want, "%s: returned %d", what, ret);
+	ck_assert_msg(a->state == want, "%s: state %s", what, ea_atomic_state_str(a->state));
+	ck_assert_msg(a->unit_min == min && a->unit_max == max, "%s: %u..%u", what, a->unit_min,
+		      a->unit_max);
+	ck_assert_ptr_nonnull(a->reason);
+	ck_assert_msg(strstr(a->reason, reason), "%s: reason '%s'", what, a->reason);
+}
+
 static const struct bdev_case {
 	const char *what;
 	struct ea_atomic_queue q;
@@ -122,12 +135,8 @@ START_TEST(test_bdev_rules)
 	const struct bdev_case *t = &bdev_cases[_i];
 	struct ea_atomic a;
 
-	ck_assert_int_eq(ea_atomic_for_bdev(&t->q, t->part, t->start, &a), t->want);
-	ck_assert_msg(a.state == t->want, "%s: state %s", t->what, ea_atomic_state_str(a.state));
-	ck_assert_msg(a.unit_min == t->min && a.unit_max == t->max, "%s: %u..%u", t->what,
-		      a.unit_min, a.unit_max);
-	ck_assert_ptr_nonnull(a.reason);
-	ck_assert_msg(strstr(a.reason, t->reason), "%s: reason '%s'", t->what, a.reason);
+	check_verdict(t->what, ea_atomic_for_bdev(&t->q, t->part, t->start, &a), &a, t->want,
+		      t->min, t->max, t->reason);
 }
 END_TEST
 
@@ -190,12 +199,8 @@ START_TEST(test_fs_rules)
 	const struct fs_case *t = &fs_cases[_i];
 	struct ea_atomic a;
 
-	ck_assert_int_eq(ea_atomic_for_fs(&t->f, &t->dev, &a), t->want);
-	ck_assert_msg(a.state == t->want, "%s: state %s", t->what, ea_atomic_state_str(a.state));
-	ck_assert_msg(a.unit_min == t->min && a.unit_max == t->max, "%s: %u..%u", t->what,
-		      a.unit_min, a.unit_max);
-	ck_assert_ptr_nonnull(a.reason);
-	ck_assert_msg(strstr(a.reason, t->reason), "%s: reason '%s'", t->what, a.reason);
+	check_verdict(t->what, ea_atomic_for_fs(&t->f, &t->dev, &a), &a, t->want, t->min, t->max,
+		      t->reason);
 }
 END_TEST
 
@@ -317,10 +322,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("atomic");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_rounddown_pow2);
 	tcase_add_loop_test(tc, test_bdev_rules, 0, sizeof(bdev_cases) / sizeof(bdev_cases[0]));
@@ -330,10 +332,5 @@ int main(void)
 	tcase_add_test(tc, test_statx_live);
 	tcase_add_test(tc, test_probe_extsize);
 	tcase_add_test(tc, test_probe_dir);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("atomic", tc);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "extalign/blockdev.h"
+#include "run-suite.h"
 
 #define K 1024u
 
@@ -319,10 +320,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("blockdev");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_list_618);
 	tcase_add_loop_test(tc, test_read_each_618, 0, sizeof(want618) / sizeof(want618[0]));
@@ -334,10 +332,5 @@ int main(void)
 	tcase_add_test(tc, test_ext4_super);
 	tcase_add_test(tc, test_mounts);
 	tcase_add_test(tc, test_type_names);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("blockdev", tc);
 }

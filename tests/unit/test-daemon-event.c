@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../daemon/event.c"
+#include "run-suite.h"
 
 /* Append one FAN_REPORT_DFID_NAME event to buf at *off; returns its start. */
 static size_t put_event(unsigned char *buf, size_t *off, uint64_t mask, int32_t pid, uint32_t fsid0,
@@ -263,10 +264,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("daemon-event");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_parse_events);
 	tcase_add_loop_test(tc, test_parse_corrupt, 0, _C_MAX);
@@ -274,10 +272,5 @@ int main(void)
 	tcase_add_test(tc, test_child_path);
 	tcase_add_test(tc, test_id_set);
 	tcase_add_test(tc, test_id_set_remove);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("daemon-event", tc);
 }

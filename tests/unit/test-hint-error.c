@@ -7,6 +7,7 @@
 
 #include "extalign/hint-error.h"
 #include "extalign/hint.h"
+#include "run-suite.h"
 
 static const struct {
 	struct ea_hint_failure f;
@@ -73,17 +74,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("hint-error");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_messages, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, test_truncation);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("hint-error", tc);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "extalign/policy.h"
+#include "run-suite.h"
 
 /* One scratch directory per test, made in setup, removed in teardown. */
 static char dir[64];
@@ -997,10 +998,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("policy");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_valid_full);
@@ -1034,10 +1032,5 @@ int main(void)
 	tcase_add_test(tc, test_path_normalize);
 	tcase_add_test(tc, test_duration);
 	tcase_add_test(tc, test_windows);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("policy", tc);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "extalign/realign.h"
+#include "run-suite.h"
 
 START_TEST(test_leftover_roundtrip)
 {
@@ -385,10 +386,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("realign");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_leftover_roundtrip);
 	tcase_add_loop_test(tc, test_leftover_rejects, 0,
@@ -405,10 +403,5 @@ int main(void)
 	tcase_add_test(tc, test_cleanup);
 	tcase_add_test(tc, test_space_check);
 	tcase_add_test(tc, test_skip_names);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("realign", tc);
 }

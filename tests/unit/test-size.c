@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "extalign/size.h"
+#include "run-suite.h"
 
 static const struct {
 	const char *in;
@@ -115,20 +116,12 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("size");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_parse_good, 0, sizeof(good) / sizeof(good[0]));
 	tcase_add_loop_test(tc, test_parse_malformed, 0, sizeof(malformed) / sizeof(malformed[0]));
 	tcase_add_test(tc, test_parse_range);
 	tcase_add_test(tc, test_extsize_rules);
 	tcase_add_test(tc, test_format);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("size", tc);
 }

@@ -10,6 +10,7 @@
 
 #include "extalign/macro.h"
 #include "extalign/state.h"
+#include "run-suite.h"
 
 static void fill(struct ea_state *s)
 {
@@ -380,10 +381,7 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("state");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_loop_test(tc, test_bad, 0, sizeof(bad_files) / sizeof(bad_files[0]));
@@ -397,10 +395,5 @@ int main(void)
 	tcase_add_test(tc, test_rule_stats);
 	tcase_add_test(tc, test_old_state);
 	tcase_add_test(tc, test_prometheus_by_rule);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("state", tc);
 }

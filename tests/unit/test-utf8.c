@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "extalign/utf8.h"
+#include "run-suite.h"
 
 static const struct {
 	const char *s;
@@ -63,17 +64,9 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("utf8");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_char_len, 0, sizeof(cases) / sizeof(cases[0]));
 	tcase_add_test(tc, test_bounds);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("utf8", tc);
 }

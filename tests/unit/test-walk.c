@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "extalign/walk.h"
+#include "run-suite.h"
 
 static char root[64];
 
@@ -162,18 +163,10 @@ END_TEST
 
 int main(void)
 {
-	Suite *s = suite_create("walk");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_walk_order_and_kinds);
 	tcase_add_test(tc, test_walk_filter_and_stop);
 	tcase_add_test(tc, test_dir_list);
-	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite("walk", tc);
 }
