@@ -9,14 +9,19 @@
 #include "cmd.h"
 #include "escape.h"
 
-char *name_escape(const char *s)
+size_t name_escaped_len(const char *s)
 {
 	size_t n = 0;
-	char *ret, *q;
 
 	for (const char *p = s; *p; p++)
 		n += name_needs_escape(p) ? 4 : 1;
-	ret = malloc(n + 1);
+	return n;
+}
+
+char *name_escape(const char *s)
+{
+	char *ret = malloc(name_escaped_len(s) + 1), *q;
+
 	if (!ret)
 		errx(EXIT_FAILED, "out of memory");
 	q = ret;
@@ -25,10 +30,8 @@ char *name_escape(const char *s)
 			*q++ = *p;
 			continue;
 		}
-		*q++ = '\\';
-		*q++ = 'x';
-		*q++ = "0123456789abcdef"[(unsigned char)*p >> 4];
-		*q++ = "0123456789abcdef"[(unsigned char)*p & 15];
+		name_escape_byte(q, (unsigned char)*p);
+		q += 4;
 	}
 	*q = '\0';
 	return ret;
@@ -49,8 +52,5 @@ void warnx_path(const char *path, const char *fmt, ...)
 
 void warn_path(const char *path)
 {
-	int saved = errno;
-	_cleanup_free_ char *name = name_escape(path);
-
-	warnx("%s: %s", name, strerror(saved));
+	warnx_path(path, "%s", strerror(errno));
 }

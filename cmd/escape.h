@@ -10,6 +10,7 @@
 #define EXTALIGN_CMD_ESCAPE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "extalign/macro.h"
 
@@ -21,6 +22,17 @@ static inline bool name_needs_escape(const char *p)
 	return c < 0x20 || c > 0x7e || (c == '\\' && p[1] == 'x');
 }
 
+/* The four characters \xHH that stand for byte c. */
+static inline void name_escape_byte(char out[static 4], unsigned char c)
+{
+	out[0] = '\\';
+	out[1] = 'x';
+	out[2] = "0123456789abcdef"[c >> 4];
+	out[3] = "0123456789abcdef"[c & 15];
+}
+
+/* How long s is escaped (how wide it prints), the NUL not counted. */
+size_t name_escaped_len(const char *s);
 /* s escaped, malloc()ed; running out of memory is fatal (err()). */
 char *name_escape(const char *s);
 

@@ -17,11 +17,7 @@
 
 size_t table_stream_width(const char *s)
 {
-	size_t w = 0;
-
-	for (const char *p = s; *p; p++)
-		w += name_needs_escape(p) ? 4 : 1;
-	return w;
+	return name_escaped_len(s);
 }
 
 /*
@@ -67,7 +63,7 @@ static void line_put_escaped(struct line *l, const char *s)
 
 	for (;;) {
 		size_t plain = 0;
-		char hex[4] = { '\\', 'x' };
+		char hex[4];
 
 		while (p[plain] && !name_needs_escape(p + plain))
 			plain++;
@@ -75,8 +71,7 @@ static void line_put_escaped(struct line *l, const char *s)
 		p += plain;
 		if (!*p)
 			break;
-		hex[2] = "0123456789abcdef"[(unsigned char)*p >> 4];
-		hex[3] = "0123456789abcdef"[(unsigned char)*p & 15];
+		name_escape_byte(hex, (unsigned char)*p);
 		line_put(l, hex, sizeof(hex));
 		p++;
 	}
