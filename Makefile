@@ -81,8 +81,9 @@ $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# Made anew each time: ar would keep the object of a file since removed.
 $(B)/libextalign.a: $(LIB_OBJS)
-	$(call say,AR,$@)$(AR) rcs $@ $^
+	$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/extalign: $(CMD_OBJS) $(B)/libextalign.a
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)

@@ -13,49 +13,6 @@
 #include "extalign/macro.h"
 #include "realign-internal.h"
 
-int ea_ranges_read(int fd, uint64_t size, struct ea_range **ret, size_t *n)
-{
-	_cleanup_free_ struct ea_range *r = NULL;
-	size_t cnt = 0, cap = 0;
-	off_t pos = 0;
-
-	while ((uint64_t)pos < size) {
-		off_t data = lseek(fd, pos, SEEK_DATA), hole;
-
-		if (data < 0) {
-			if (errno == ENXIO) /* nothing but hole up to EOF */
-				break;
-			if (errno != EINVAL && errno != EOPNOTSUPP)
-				return negative_errno();
-			/* No SEEK_DATA here: treat it all as data. */
-			data = pos;
-			hole = (off_t)size;
-		} else {
-			hole = lseek(fd, data, SEEK_HOLE);
-			if (hole < 0)
-				return negative_errno();
-		}
-		if ((uint64_t)data >= size)
-			break;
-		if ((uint64_t)hole > size)
-			hole = (off_t)size;
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct ea_range *p = reallocarray(r, ncap, sizeof(*r));
-
-			if (!p)
-				return -ENOMEM;
-			r = p;
-			cap = ncap;
-		}
-		r[cnt++] = (struct ea_range){ (uint64_t)data, (uint64_t)hole };
-		pos = hole;
-	}
-	*ret = TAKE_PTR(r);
-	*n = cnt;
-	return 0;
-}
-
 /* Sleep ns in slices, so a cancel or a lease break is seen within 100 ms. */
 static int throttle(const struct rl_ctx *c, uint64_t ns)
 {

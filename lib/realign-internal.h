@@ -36,12 +36,34 @@ struct rl_ctx {
 	struct rl_record_ref *resume;
 };
 
+/* realign-job.c: the bottom layer, used by every stage below. */
 uint64_t rl_now_ns(void);
-
 /* 0, RL_LEASE_BROKEN or RL_CANCELLED. */
 int rl_interrupted(const struct rl_ctx *c);
 void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done,
 		 uint64_t total);
+/*
+ * 0 while size, nlink, mtime and (unless @exchanged) ctime are as at the
+ * start and the lease holds; RL_LEASE_BROKEN, -ESTALE (changed) or -errno.
+ */
+int rl_unchanged(const struct rl_ctx *c, bool exchanged);
+
+/*
+ * realign-record.c: a locked record that names a leftover until it is
+ * gone.  Used by the stages, uses none of them.
+ */
+struct rl_record {
+	int fd;	  /* locked record file, -1 when none */
+	int sdir; /* the state directory */
+	char name[EA_REALIGN_LEFTOVER_MAX];
+};
+const char *rl_state_dir(const char *state_dir); /* the default for NULL or "" */
+int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r);
+void rl_record_remove(struct rl_record *r);
+/* Open and lock the record name in sdir; -EBUSY while its job still runs. */
+int rl_record_take(int sdir, const char *name);
+/* Give the O_TMPFILE copy a name in dirfd (a leftover, until renamed). */
+int rl_link_tmpfile(int tmpfd, int dirfd, const char *name);
 
 /* realign-plan.c: what the copy reads and allocates. */
 struct rl_plan {
@@ -71,24 +93,10 @@ int rl_swap_keep_inode(struct rl_ctx *c);
 int rl_swap_rename(struct rl_ctx *c);
 /* True for answers meaning "this swap does not exist here", not "it failed". */
 bool rl_swap_unavailable(int err);
-/* 0 while size, nlink, mtime, ctime are as at the start and the lease holds;
- * RL_LEASE_BROKEN, -ESTALE (changed) or -errno otherwise. */
-int rl_unchanged(const struct rl_ctx *c);
-
-/* realign-state.c: a locked record that names a leftover until it is gone. */
-struct rl_record {
-	int fd;	  /* locked record file, -1 when none */
-	int sdir; /* the state directory */
-	char name[EA_REALIGN_LEFTOVER_MAX];
-};
-int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r);
-void rl_record_remove(struct rl_record *r);
-
 /* realign-batch.c: hand a finished rename swap's directory and record to
  * the batch.  0: the batch owns *rec now; -errno: nothing taken, the caller
  * makes the swap durable itself. */
 int rl_batch_add(struct ea_realign_batch *b, int dirfd, struct rl_record *rec);
-int rl_link_tmpfile(int tmpfd, int dirfd, const char *name);
 
 /*
  * realign-resume.c: a copy stopped by a deadline or a cancel is kept, named

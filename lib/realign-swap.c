@@ -210,48 +210,6 @@ bool rl_swap_unavailable(int err)
 }
 
 /*
- * Size, link count, mtime and, unless @exchanged, ctime as at the start,
- * and our lease still whole.  RENAME_EXCHANGE sets the ctime of both inodes
- * on ext4 (not on XFS), so after our exchange ctime tells nothing: the
- * lease (nobody opened the file) and mtime (nobody wrote it) remain.
- */
-static int unchanged(const struct rl_ctx *c, bool exchanged)
-{
-	struct stat st;
-
-	if (fcntl(c->fd, F_GETLEASE) != F_WRLCK)
-		return RL_LEASE_BROKEN;
-	if (fstat(c->fd, &st) < 0)
-		return negative_errno();
-	if (st.st_size != c->st.st_size || st.st_nlink != c->st.st_nlink ||
-	    st.st_mtim.tv_sec != c->st.st_mtim.tv_sec ||
-	    st.st_mtim.tv_nsec != c->st.st_mtim.tv_nsec)
-		return -ESTALE;
-	if (!exchanged && (st.st_ctim.tv_sec != c->st.st_ctim.tv_sec ||
-			   st.st_ctim.tv_nsec != c->st.st_ctim.tv_nsec))
-		return -ESTALE;
-	return 0;
-}
-
-int rl_unchanged(const struct rl_ctx *c)
-{
-	return unchanged(c, false);
-}
-
-int rl_link_tmpfile(int tmpfd, int dirfd, const char *name)
-{
-	char proc[64];
-
-	if (linkat(tmpfd, "", dirfd, name, AT_EMPTY_PATH) == 0)
-		return 0;
-	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc works for the owner. */
-	if (errno != EPERM && errno != ENOENT && errno != EINVAL)
-		return negative_errno();
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmpfd);
-	return linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0 ? negative_errno() : 0;
-}
-
-/*
  * Link the copy to a leftover name, then exchange it with the original's
  * name (RENAME_EXCHANGE, so the old inode stays reachable), check once more
  * that nobody opened or changed the original in the meantime, and only then
@@ -298,7 +256,7 @@ int rl_swap_rename(struct rl_ctx *c)
 	}
 	rl_progress(c, EA_PHASE_LINKED, 0, 0);
 
-	r = rl_unchanged(c);
+	r = rl_unchanged(c, false);
 	if (r < 0)
 		goto undo_link;
 	rl_progress(c, EA_PHASE_SWAP, 0, 0);
@@ -318,7 +276,7 @@ int rl_swap_rename(struct rl_ctx *c)
 	}
 	if (exchanged) {
 		rl_progress(c, EA_PHASE_EXCHANGED, 0, 0);
-		r = unchanged(c, true);
+		r = rl_unchanged(c, true);
 		if (r < 0) {
 			if (renameat2(c->dirfd, name, c->dirfd, c->base, RENAME_EXCHANGE) < 0) {
 				/* The copy is complete and in place; keep going. */

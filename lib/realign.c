@@ -29,42 +29,6 @@ struct rl_xfs_geom_v1 {
 };
 #define RL_XFS_IOC_FSGEOMETRY_V1 _IOR('X', 100, struct rl_xfs_geom_v1)
 
-uint64_t rl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-int rl_interrupted(const struct rl_ctx *c)
-{
-	/*
-	 * A lease break or a change (chmod, utimes, setxattr by path do not
-	 * open the file, so only ctime tells) ends the copy at once rather than
-	 * after the last byte.
-	 */
-	if (c->fd >= 0) {
-		int r = rl_unchanged(c);
-
-		if (r)
-			return r;
-	}
-	if (c->o->cancel && c->o->cancel(c->o->userdata))
-		return RL_CANCELLED;
-	if (c->o->deadline_ns && rl_now_ns() >= c->o->deadline_ns)
-		return RL_CANCELLED;
-	return 0;
-}
-
-void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t done, uint64_t total)
-{
-	struct ea_realign_progress p = { c->path, phase, done, total };
-
-	if (c->o->progress)
-		c->o->progress(c->o->userdata, &p);
-}
-
 void ea_realign_opts_init(struct ea_realign_opts *o, uint32_t extsize)
 {
 	*o = (struct ea_realign_opts){ .extsize = extsize, .forcealign = -1 };
@@ -563,7 +527,7 @@ int ea_realign_file(const char *path, const struct ea_realign_opts *o,
 		return skip(res, EA_SKIP_COPY_MISALIGNED, t0);
 	}
 
-	r = rl_unchanged(&c);
+	r = rl_unchanged(&c, false);
 	if (r < 0) {
 		res->step = "final check";
 		goto out_lease;

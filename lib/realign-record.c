@@ -24,7 +24,7 @@
 #include "extalign/macro.h"
 #include "realign-internal.h"
 
-static const char *state_dir_or_default(const char *d)
+const char *rl_state_dir(const char *d)
 {
 	return d && *d ? d : EA_REALIGN_STATE_DIR;
 }
@@ -73,7 +73,7 @@ static int dir_path(int dirfd, char **ret)
 int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r)
 {
 	_cleanup_free_ char *dir = NULL;
-	const char *sd = state_dir_or_default(state_dir);
+	const char *sd = rl_state_dir(state_dir);
 	size_t len;
 	int ret;
 
@@ -125,7 +125,7 @@ void rl_record_remove(struct rl_record *r)
 }
 
 /* Open and lock the record for name; -EBUSY while its job still runs. */
-static int record_take(int sdir, const char *name)
+int rl_record_take(int sdir, const char *name)
 {
 	int fd = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
@@ -140,102 +140,15 @@ static int record_take(int sdir, const char *name)
 	return fd;
 }
 
-/* Unlink name in dirfd if it is a regular file with a leftover name. */
-static int remove_leftover(int dirfd, const char *name)
+int rl_link_tmpfile(int tmpfd, int dirfd, const char *name)
 {
-	struct stat st;
+	char proc[64];
 
-	if (!ea_realign_leftover_parse(name, NULL))
+	if (linkat(tmpfd, "", dirfd, name, AT_EMPTY_PATH) == 0)
 		return 0;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : negative_errno();
-	if (!S_ISREG(st.st_mode))
-		return 0;
-	if (unlinkat(dirfd, name, 0) < 0)
-		return errno == ENOENT ? 0 : negative_errno();
-	fsync(dirfd);
-	return 1;
-}
-
-int ea_realign_cleanup(const char *state_dir, unsigned *removed)
-{
-	const char *sd = state_dir_or_default(state_dir);
-	DIR *d;
-	struct dirent *de;
-	int sdir, ret = 0;
-
-	*removed = 0;
-	d = opendir(sd);
-	if (!d)
-		return errno == ENOENT ? 0 : negative_errno();
-	sdir = dirfd(d);
-	while ((de = readdir(d))) {
-		_cleanup_close_ int rec = -1, dir = -1;
-		char path[PATH_MAX];
-		ssize_t n;
-		int r;
-
-		if (!ea_realign_leftover_parse(de->d_name, NULL))
-			continue;
-		rec = record_take(sdir, de->d_name);
-		if (rec < 0) {
-			if (rec != -EBUSY && rec != -ENOENT && !ret)
-				ret = rec;
-			continue;
-		}
-		n = pread(rec, path, sizeof(path) - 1, 0);
-		/* A stopped copy kept for its unchanged original: not a leftover. */
-		if (n > 0 && rl_resume_valid(rec, path, (size_t)n))
-			continue;
-		if (n > 0) {
-			path[n] = 0;
-			path[strcspn(path, "\n")] = 0;
-			dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			/* A directory that is gone took its leftover with it. */
-			if (dir < 0 && errno != ENOENT && errno != ENOTDIR) {
-				if (!ret)
-					ret = negative_errno();
-				continue;
-			}
-		}
-		if (dir >= 0) {
-			r = remove_leftover(dir, de->d_name);
-			if (r < 0) {
-				if (!ret)
-					ret = r;
-				continue;
-			}
-			*removed += (unsigned)r;
-		}
-		if (unlinkat(sdir, de->d_name, 0) < 0 && errno != ENOENT && !ret)
-			ret = negative_errno();
-	}
-	closedir(d);
-	return ret;
-}
-
-int ea_realign_cleanup_name(int dirfd, const char *name, const char *state_dir)
-{
-	_cleanup_close_ int sdir = -1, rec = -1;
-	int r;
-
-	if (!ea_realign_leftover_parse(name, NULL))
-		return 0;
-	sdir = open(state_dir_or_default(state_dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sdir >= 0) {
-		char buf[PATH_MAX];
-		ssize_t n;
-
-		rec = record_take(sdir, name);
-		if (rec == -EBUSY)
-			return 0; /* a running job's: leave it */
-		/* A stopped copy kept to resume: the next run over its file goes on. */
-		if (rec >= 0 && (n = pread(rec, buf, sizeof(buf), 0)) > 0 &&
-		    rl_resume_valid(rec, buf, (size_t)n))
-			return 0;
-	}
-	r = remove_leftover(dirfd, name);
-	if (r >= 0 && rec >= 0)
-		unlinkat(sdir, name, 0);
-	return r;
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc works for the owner. */
+	if (errno != EPERM && errno != ENOENT && errno != EINVAL)
+		return negative_errno();
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmpfd);
+	return linkat(AT_FDCWD, proc, dirfd, name, AT_SYMLINK_FOLLOW) < 0 ? negative_errno() : 0;
 }
