@@ -3,6 +3,7 @@
 #ifndef EXTALIGN_REALIGN_INTERNAL_H
 #define EXTALIGN_REALIGN_INTERNAL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -47,6 +48,25 @@ void rl_progress(const struct rl_ctx *c, enum ea_realign_phase phase, uint64_t d
  * start and the lease holds; RL_LEASE_BROKEN, -ESTALE (changed) or -errno.
  */
 int rl_unchanged(const struct rl_ctx *c, bool exchanged);
+
+/*
+ * realign-lease.c: the write lease on the original.  SIGIO stays blocked
+ * while it is held (see realign.h); rl_lease_drop() restores the mask.
+ */
+struct rl_lease {
+	int fd; /* -1 when none is held */
+	bool masked;
+	sigset_t old;
+};
+int rl_lease_take(struct rl_lease *l, int fd);
+void rl_lease_drop(struct rl_lease *l);
+/* fd (read-only) opened again for writing, the same inode or -ESTALE. */
+int rl_reopen_rw(int fd, const char *path, const struct stat *want);
+/*
+ * What another process did to the file compared with ref: after a lease
+ * break (wait: give the opener a moment to act) or a change seen.
+ */
+enum ea_realign_skip rl_what_happened(int fd, const struct stat *ref, bool wait);
 
 /*
  * realign-record.c: a locked record that names a leftover until it is
