@@ -1,15 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * What extalignd does to one new name: open it without following anything,
- * find its rule, make sure it really lies in the rule's tree, then hint it,
- * note that the kernel already did (inheritance), or record it as late.
- *
- * The daemon is root and the trees belong to users, so every step is
- * relative to a file descriptor: the directory comes from the event's file
- * handle, the name is opened O_PATH | O_NOFOLLOW beneath it (a symlink is
- * never followed, a device or FIFO is never really opened), and a regular
- * file is reopened through its own O_PATH descriptor, which names the same
- * inode whatever happens to the name meanwhile.
+ * What extalignd does to a new name or a tree: the stages of pipeline.h in
+ * order, and the walks (start-up, rescans, the realign scan) that feed
+ * their files through the same stages.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -19,161 +12,13 @@
 #include <syslog.h>
 #include <time.h>
 
-#include "apply.h"
+#include "pipeline.h"
 #include "message-ids.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/realign.h"
 #include "extalign/walk.h"
-
-/*
- * Is the directory dirfd the directory root or below it?  Decided on inodes
- * by walking "..", so neither a rename of a parent nor a symlink anywhere
- * can make a file outside the tree look inside it.  1 yes, 0 no, -errno.
- */
-static int dir_is_under(int dirfd, const char *root)
-{
-	_cleanup_close_ int rfd = open_tree(root, O_PATH), cur = -1;
-	struct stat rst, st, pst;
-
-	if (rfd < 0)
-		return rfd;
-	if (fstat(rfd, &rst) < 0)
-		return negative_errno();
-	cur = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
-	if (cur < 0)
-		return negative_errno();
-	/* PATH_MAX / 2 is the deepest a path can nest ("a/" per level). */
-	for (int depth = 0; depth < 2048; depth++) {
-		int next;
-
-		if (fstat(cur, &st) < 0)
-			return negative_errno();
-		if (st.st_dev == rst.st_dev && st.st_ino == rst.st_ino)
-			return 1;
-		next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (next < 0)
-			return negative_errno();
-		if (fstat(next, &pst) < 0) {
-			close(next);
-			return negative_errno();
-		}
-		close(cur);
-		cur = next;
-		if (pst.st_dev == st.st_dev && pst.st_ino == st.st_ino)
-			return 0; /* reached "/" */
-	}
-	return 0;
-}
-
-static bool has_hint(const struct fsxattr *fsx, bool is_dir, const struct ea_hint *h)
-{
-	uint32_t flag = is_dir ? FS_XFLAG_EXTSZINHERIT : FS_XFLAG_EXTSIZE;
-
-	if (h->extsize && (!(fsx->fsx_xflags & flag) || fsx->fsx_extsize != h->extsize))
-		return false;
-	if (h->forcealign > 0 && !(fsx->fsx_xflags & FS_XFLAG_FORCEALIGN))
-		return false;
-	return true;
-}
-
-/* Born (statx btime) after the daemon started?  Unknown counts as no. */
-static bool born_since_start(const struct apply *a, int fd)
-{
-	struct statx stx;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) < 0 || !(stx.stx_mask & STATX_BTIME))
-		return false;
-	return (uint64_t)stx.stx_btime.tv_sec * 1000000 + stx.stx_btime.tv_nsec / 1000 >=
-	       a->start_realtime_usec;
-}
-
-/* A file with data before its hint: listed for realignment, never lost. */
-static void list_late(struct apply *a, const struct stat *st, const struct ea_rule *rule,
-		      const char *path, const struct ea_hint *h)
-{
-	struct file_id id = { st->st_dev, st->st_ino };
-	size_t index;
-	int r;
-
-	r = late_add(a->late, id, rule->name, path, h->extsize, h->forcealign,
-		     a->policy->daemon.realign_queue_max, &index);
-	if (r == 0)
-		return; /* already listed (a rescan meets it again) */
-	report_stat(a->report, rule->name, st->st_dev, EA_STAT_FILES_LATE, 1);
-	log_id(&a->report->log, MSGID_LATE_FILE, LOG_INFO, rule->name, path, 0,
-	       "has data already, hint not set: listed for realignment");
-	if (r == -ENOSPC) {
-		report_error(a->report, EA_STAT_FAIL_LATE_LIST, rule->name, st->st_dev, path, r,
-			     "realignment queue full, late file not listed");
-		return;
-	}
-	if (r < 0) {
-		report_error(a->report, EA_STAT_FAIL_LATE_LIST, rule->name, st->st_dev, path, r,
-			     "late file not listed");
-		return;
-	}
-	if (rule->realign && a->policy->daemon.realign && !a->no_realign && a->hooks.late_listed)
-		a->hooks.late_listed(a->hooks.userdata, index);
-}
-
-/*
- * LOG_WARNING the first time a filesystem (and rule) cannot take hints,
- * LOG_DEBUG after that: one file tells the admin, a thousand bury the log.
- * Kept across reloads: a reload changes no kernel.
- */
-static int warn_once(struct apply *a, dev_t dev, const char *rule)
-{
-	struct warned *v;
-
-	for (size_t i = 0; i < a->n_warned; i++)
-		if (a->warned[i].dev == dev && !strcmp(a->warned[i].rule, rule ? rule : ""))
-			return LOG_DEBUG;
-	v = realloc(a->warned, (a->n_warned + 1) * sizeof(*v));
-	if (!v)
-		return LOG_WARNING;
-	a->warned = v;
-	v[a->n_warned].dev = dev;
-	v[a->n_warned].rule = strdup(rule ? rule : "");
-	if (v[a->n_warned].rule)
-		a->n_warned++;
-	return LOG_WARNING;
-}
-
-/*
- * Set the hint, read back only until the filesystem has kept one of this
- * kind: then the ioctl's answer is enough (see ea_hint_set_trusted()), one
- * FS_IOC_FSGETXATTR less per new file.  Kept across reloads: a reload
- * changes no kernel.
- */
-static int hint_set(struct apply *a, int fd, dev_t dev, bool is_dir, const struct fsxattr *fsx,
-		    const struct ea_hint *h, unsigned *dropped)
-{
-	unsigned kind = ea_hint_kind(is_dir, h);
-	struct kept *k = NULL, *v;
-	int r;
-
-	*dropped = 0;
-	for (size_t i = 0; i < a->n_kept && !k; i++)
-		if (a->kept[i].dev == dev)
-			k = &a->kept[i];
-	if (kind && k && (k->kinds & kind) == kind)
-		return ea_hint_set_trusted(fd, is_dir, fsx, h);
-	r = ea_hint_set_from(fd, is_dir, fsx, h, dropped);
-	if (r < 0 || !kind)
-		return r;
-	if (!k) {
-		v = realloc(a->kept, (a->n_kept + 1) * sizeof(*v));
-		if (!v)
-			return 0; /* it is set; the next one reads back again */
-		a->kept = v;
-		k = &v[a->n_kept++];
-		*k = (struct kept){ .dev = dev };
-	}
-	k->kinds |= kind;
-	return 0;
-}
 
 void apply_free(struct apply *a)
 {
@@ -213,256 +58,64 @@ static bool walk_tree(struct apply *a, const struct fsmark *fs, int dirfd, const
 		      enum origin o);
 
 /*
- * Is parentfd (or the directory fd itself) inside the rule's directory?
- * For a file in a directory watch has kept open (dir_id, see struct
- * new_name) the answer found for the name before it still holds: the
- * directory is the same inode and no directory was renamed since.
+ * The stages after the open, for t (open for reading, not O_PATH); then,
+ * for a directory that may bring a tree, its contents.
  */
-static int inside_rule(struct apply *a, const struct ea_rule *rule, int parentfd, int fd,
-		       bool is_dir, uint64_t dir_id)
+static void apply_target(struct apply *a, const struct fsmark *fs, struct target *t)
 {
-	int r;
-
-	if (is_dir)
-		return dir_is_under(fd, rule->directory);
-	if (dir_id && dir_id == a->inside_dir_id && rule == a->inside_rule)
-		return 1;
-	r = dir_is_under(parentfd, rule->directory);
-	if (r > 0 && dir_id) {
-		a->inside_dir_id = dir_id;
-		a->inside_rule = rule;
-	}
-	return r;
-}
-
-/*
- * The file or directory open as fd (for reading, not O_PATH), whose name is
- * path.  parentfd is its directory, or -1 when a walk from a trusted root
- * found it (then containment holds by construction); dir_id is watch's
- * (0: none).
- */
-static void apply_fd(struct apply *a, const struct fsmark *fs, int parentfd, uint64_t dir_id,
-		     int fd, const struct stat *st, const char *path, enum origin o)
-{
-	bool is_dir = S_ISDIR(st->st_mode);
-	/* A walk after the first one meets what was counted already. */
-	bool count = o != ORIGIN_SCAN || !a->rescanning;
-	const struct ea_rule *rule = NULL;
+	const struct ea_rule *rule;
 	struct fsxattr fsx;
-	struct ea_hint h;
-	unsigned dropped;
-	int r;
+	struct name_result res;
 
-	r = ea_fsx_get(fd, &fsx);
-	if (r < 0) {
-		if (r == -ENOTTY || r == -EOPNOTSUPP || r == -EINVAL) {
-			if (count)
-				report_stat(a->report, NULL, st->st_dev, EA_STAT_FAIL_UNSUPPORTED,
-					    1);
-			log_id(&a->report->log, MSGID_HINT_UNSUPPORTED,
-			       warn_once(a, st->st_dev, NULL), NULL, path, r,
-			       "filesystem has no fsxattr, no hint possible");
-		} else {
-			report_error(a->report, EA_STAT_FAIL_IO, NULL, st->st_dev, path, r,
-				     "cannot read the file's attributes");
-		}
+	t->is_dir = S_ISDIR(t->st.st_mode);
+	/* A walk after the first one meets what was counted already. */
+	t->count = t->origin != ORIGIN_SCAN || !a->rescanning;
+	res = (struct name_result){ .path = t->path,
+				    .dev = t->st.st_dev,
+				    .is_dir = t->is_dir,
+				    .count = t->count,
+				    .fstype = fs ? fs->fstype : NULL };
+	if (match_rule(a, t, &rule, &fsx, &res))
+		hint_name(a, t, rule, &fsx, &res);
+	report_name(a, &res);
+	if (res.fate != FATE_NO_RULE && res.fate != FATE_INHERITED && res.fate != FATE_HINTED)
 		return;
-	}
-	r = ea_policy_lookup(a->policy, path, is_dir, fsx.fsx_projid, &rule, NULL);
-	if (r < 0) {
-		report_error(a->report, EA_STAT_FAIL_IO, NULL, st->st_dev, path, r,
-			     "rule lookup failed");
-		return;
-	}
-	if (!rule)
-		goto descend;
-
-	if (rule->kind == EA_RULE_DIRECTORY && (parentfd >= 0 || is_dir)) {
-		r = inside_rule(a, rule, parentfd, fd, is_dir, dir_id);
-		if (r <= 0) {
-			report_stat(a->report, rule->name, st->st_dev, EA_STAT_SKIPPED, 1);
-			log_id(&a->report->log, MSGID_RULE_DIR_UNSAFE, LOG_WARNING, rule->name,
-			       path, r, "not inside the rule's directory on disk, left alone");
-			return;
-		}
-	}
-	if (!ea_rule_hint(rule, is_dir, &h))
-		goto descend;
-	a->report->dirty = true;
-
-	if (has_hint(&fsx, is_dir, &h)) {
-		/* The kernel gave it the hint at creation: the race-free path. */
-		if (count)
-			report_stat(a->report, rule->name, st->st_dev,
-				    is_dir ? EA_STAT_DIRS_INHERITED : EA_STAT_FILES_INHERITED, 1);
-		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint already in place");
-		goto descend;
-	}
-	if (!is_dir) {
-		if (st->st_nlink != 1) {
-			/* A second name of some other file: never ours to change. */
-			report_stat(a->report, rule->name, st->st_dev, EA_STAT_SKIPPED, 1);
-			log_full(&a->report->log, LOG_WARNING, rule->name, path, 0,
-				 "has %ju hard links, left alone", (uintmax_t)st->st_nlink);
-			return;
-		}
-		if (st->st_size || st->st_blocks) {
-			if (o == ORIGIN_SCAN && !born_since_start(a, fd))
-				return; /* data from before our time: the realign scan's job */
-			list_late(a, st, rule, path, &h);
-			return;
-		}
-	}
-
-	/* From what was read above: the flags not ours stay as they are. */
-	r = hint_set(a, fd, st->st_dev, is_dir, &fsx, &h, &dropped);
-	if (r == 0 && !is_dir) {
-		struct stat now;
-
-		/*
-		 * XFS accepts a hint while written data is still delayed
-		 * allocation, which was reserved without it: data that came
-		 * between our fstat() and the ioctl makes the file late even
-		 * though the hint is now in place.
-		 */
-		if (fstat(fd, &now) == 0 && (now.st_size || now.st_blocks)) {
-			list_late(a, &now, rule, path, &h);
-			return;
-		}
-	}
-	if (r == 0) {
-		report_stat(a->report, rule->name, st->st_dev,
-			    is_dir ? EA_STAT_DIRS_HINTED : EA_STAT_FILES_HINTED, 1);
-		log_full(&a->report->log, LOG_DEBUG, rule->name, path, 0, "hint set");
-	} else if (r == -EOPNOTSUPP) {
-		if (count)
-			report_stat(a->report, rule->name, st->st_dev, EA_STAT_FAIL_UNSUPPORTED, 1);
-		log_id(&a->report->log, MSGID_HINT_UNSUPPORTED,
-		       warn_once(a, st->st_dev, rule->name), rule->name, path, 0,
-		       "unsupported: the %s kernel accepted the hint but kept nothing%s",
-		       fs ? fs->fstype : "filesystem's",
-		       dropped & EA_DROPPED_FORCEALIGN ? " (forcealign)" : "");
-		return;
-	} else if (!is_dir && r == -EINVAL) {
-		struct stat now;
-
-		/* XFS refuses a new hint once extents exist: data won the race. */
-		if (fstat(fd, &now) == 0 && (now.st_size || now.st_blocks)) {
-			list_late(a, &now, rule, path, &h);
-			return;
-		}
-		report_error(a->report, EA_STAT_FAIL_HINT, rule->name, st->st_dev, path, r,
-			     "setting the hint failed");
-		return;
-	} else {
-		report_error(a->report, EA_STAT_FAIL_HINT, rule->name, st->st_dev, path, r,
-			     "setting the hint failed");
-		return;
-	}
-
-descend:
 	/* A directory renamed into a tree brings its contents; inotify also
 	 * needs them for entries made before its watch existed.  Scans walk
 	 * on their own. */
-	if (!is_dir || o == ORIGIN_SCAN || ea_policy_dir_cover(a->policy, path) != EA_DIR_INSIDE)
+	if (!t->is_dir || t->origin == ORIGIN_SCAN ||
+	    ea_policy_dir_cover(a->policy, t->path) != EA_DIR_INSIDE)
 		return;
 	if (a->inotify) {
-		dir_seen(a, fd, path);
-		walk_tree(a, fs, fd, path, o);
-	} else if (o == ORIGIN_MOVE) {
-		walk_tree(a, fs, fd, path, o);
+		dir_seen(a, t->fd, t->path);
+		walk_tree(a, fs, t->fd, t->path, t->origin);
+	} else if (t->origin == ORIGIN_MOVE) {
+		walk_tree(a, fs, t->fd, t->path, t->origin);
 	}
+}
+
+/* A file or directory a walk from a tree root we opened without symlinks found. */
+static void apply_found(struct apply *a, const struct fsmark *fs, int fd, const struct stat *st,
+			const char *path)
+{
+	struct target t = {
+		.fd = fd, .st = *st, .path = path, .parentfd = -1, .origin = ORIGIN_SCAN
+	};
+
+	apply_target(a, fs, &t);
 }
 
 void apply_name(struct apply *a, const struct new_name *n)
 {
-	const struct fsmark *fs = n->fs;
-	const char *name = n->name;
-	int dirfd = n->dirfd;
-	enum origin o = n->origin;
 	_cleanup_free_ char *path = NULL;
-	_cleanup_close_ int pfd = -1, fd = -1;
-	struct stat st;
-	int r;
+	struct target t = { .fd = -1 };
+	struct name_result res;
 
-	r = child_path(n->dirpath, name, &path);
-	if (r < 0)
-		return; /* a directory that is gone, or a bogus name: nothing to do */
-	/* The filesystem mark reports every create on the filesystem: most
-	 * are outside all rules and cost only this string comparison. */
-	if (!a->project_rules && ea_policy_dir_cover(a->policy, path) != EA_DIR_INSIDE)
-		return;
-
-	/* The realignment engine's own temporary name: its business only. */
-	if (ea_realign_leftover_parse(name, NULL))
-		return;
-
-	pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0) {
-		if (errno != ENOENT) /* removed since the event: fine */
-			report_error(a->report, EA_STAT_FAIL_IO, NULL, fs ? fs->dev : 0, path,
-				     negative_errno(), "cannot open");
-		return;
-	}
-	if (fstat(pfd, &st) < 0) {
-		report_error(a->report, EA_STAT_FAIL_IO, NULL, fs ? fs->dev : 0, path,
-			     negative_errno(), "cannot stat");
-		return;
-	}
-	if (S_ISLNK(st.st_mode) || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
-		/* Only count what some rule would have covered. */
-		if (ea_policy_dir_cover(a->policy, path) == EA_DIR_INSIDE) {
-			const struct ea_rule *rule = NULL;
-
-			/* The rule its name would have had (project rules need an
-			 * inode, which a symlink's is not). */
-			(void)ea_policy_lookup(a->policy, path, false, 0, &rule, NULL);
-			report_stat(a->report, rule ? rule->name : NULL, st.st_dev, EA_STAT_SKIPPED,
-				    1);
-			log_full(&a->report->log, LOG_INFO, NULL, path, 0, "%s, not followed",
-				 S_ISLNK(st.st_mode) ? "a symlink" : "not a file or directory");
-		}
-		return;
-	}
-	if (fs && st.st_dev != fs->dev) {
-		report_stat(a->report, NULL, fs->dev, EA_STAT_SKIPPED, 1);
-		return; /* a mount point: another filesystem, another mark */
-	}
-	/* O_PATH took no lease break; a real open of a job's file would. */
-	if (busy(a, st.st_dev, st.st_ino))
-		return;
-	/* A job's rewritten file, renamed into place: has its hint, is no news. */
-	if (S_ISREG(st.st_mode) && a->hooks.replaced &&
-	    a->hooks.replaced(a->hooks.userdata, (struct file_id){ st.st_dev, st.st_ino }, path))
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd < 0)
-			fd = negative_errno();
-	} else {
-		/* Reopens the very inode pfd holds; no name is resolved again. */
-		fd = fd_reopen(a->proc_fd, pfd, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	}
-	if (fd < 0) {
-		if (fd == -EWOULDBLOCK) {
-			/* Somebody holds a lease on it: in use, so not new and
-			 * empty; O_NONBLOCK kept us from waiting for the break. */
-			report_stat(a->report, NULL, st.st_dev, EA_STAT_SKIPPED, 1);
-			log_full(&a->report->log, LOG_INFO, NULL, path, -EWOULDBLOCK,
-				 "leased, left alone");
-		} else if (fd != -ENOENT) {
-			report_error(a->report, EA_STAT_FAIL_IO, NULL, st.st_dev, path, fd,
-				     "cannot open");
-		}
-		return;
-	}
-	/*
-	 * The same inode as pfd by construction (a directory's "." from its
-	 * O_PATH descriptor, a file's magic link on procfs), so the stat
-	 * above holds for it: what it says of the size is checked again
-	 * after the hint, which is what catches data that came meanwhile.
-	 */
-	apply_fd(a, fs, dirfd, n->dir_id, fd, &st, path, o);
+	if (open_name(a, n, &path, &t, &res))
+		apply_target(a, n->fs, &t);
+	else
+		report_name(a, &res);
+	closep(&t.fd);
 }
 
 struct walk_ctx {
@@ -515,8 +168,7 @@ static int walk_cb(const struct ea_walk_entry *e, void *userdata)
 	case EA_WALK_FILE:
 		if (e->fd < 0)
 			break; /* being realigned */
-		/* Found by walking from a tree root we opened without symlinks. */
-		apply_fd(c->a, c->fs, -1, 0, e->fd, &e->st, e->path, ORIGIN_SCAN);
+		apply_found(c->a, c->fs, e->fd, &e->st, e->path);
 		break;
 	case EA_WALK_SYMLINK:
 	case EA_WALK_OTHER:
@@ -571,7 +223,7 @@ void apply_rescan(struct apply *a, bool overflow)
 			continue;
 		fs = a->hooks.fs_of ? a->hooks.fs_of(a->hooks.userdata, st.st_dev) : NULL;
 		dir_seen(a, fd, p->watch[i].path);
-		apply_fd(a, fs, -1, 0, fd, &st, p->watch[i].path, ORIGIN_SCAN);
+		apply_found(a, fs, fd, &st, p->watch[i].path);
 		if (!walk_tree(a, fs, fd, p->watch[i].path, ORIGIN_SCAN))
 			break;
 	}
@@ -609,6 +261,7 @@ static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 	const struct ea_rule *rule = NULL;
 	_cleanup_free_ struct ea_extent *ext = NULL;
 	struct ea_align_report rep;
+	struct name_result res;
 	struct fsxattr fsx;
 	size_t n = 0;
 
@@ -632,7 +285,9 @@ static int rscan_cb(const struct ea_walk_entry *e, void *userdata)
 			return 0;
 	}
 	c->found++;
-	list_late(c->a, &e->st, rule, e->path, &c->h);
+	res = (struct name_result){ .path = e->path, .rule = rule, .count = true };
+	list_late(c->a, &e->st, rule, e->path, &c->h, &res);
+	report_name(c->a, &res);
 	return 0;
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What happens to a new name or a tree (apply.c): find its rule, set the
- * hint, note the kernel's inheritance, or list the file as late.  Apply
- * calls nothing above it: what it needs from the other parts comes through
- * the hooks main fills in.
+ * What happens to a new name or a tree (apply.c, through the stages of
+ * pipeline.h): find its rule, set the hint, note the kernel's inheritance,
+ * or list the file as late.  Apply calls nothing above it: what it needs
+ * from the other parts comes through the hooks main fills in.
  */
 #ifndef EXTALIGND_APPLY_H
 #define EXTALIGND_APPLY_H
