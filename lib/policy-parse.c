@@ -649,6 +649,49 @@ static char *blank_line(char *str)
 	return str;
 }
 
+/*
+ * The longest line we read.  libinih holds 197 characters; a longer
+ * key = value line (a deep directory, a long list of globs) is split by
+ * split_long_pair() instead.  A path is at most PATH_MAX, so this leaves
+ * room for any key and comment around one.
+ */
+#define LINE_MAX_CHARS 65536
+
+static char *strip_right(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+/*
+ * A key = value line too long for libinih's buffer, split the way libinih
+ * splits one it holds (ini.c with its defaults, which we build against):
+ * the key ends at the first '=', a ';' after a blank ends the value, and
+ * blanks (isspace) around key and value go.  Then the handler gets the
+ * pair as it would from ini_parse_stream().
+ */
+static void split_long_pair(struct parser *ps, char *s)
+{
+	char *eq = strchr(s, '='), *value, *p;
+	bool was_space = false;
+
+	*eq = '\0';
+	value = eq + 1;
+	for (p = value; *p; p++) {
+		if (was_space && *p == ';') {
+			*p = '\0';
+			break;
+		}
+		was_space = isspace((unsigned char)*p);
+	}
+	while (isspace((unsigned char)*value))
+		value++;
+	handler(ps, NULL, strip_right(s), strip_right(value));
+}
+
 static char *reader(char *str, int num, void *stream)
 {
 	struct parser *ps = stream;
@@ -670,14 +713,9 @@ static char *reader(char *str, int num, void *stream)
 	while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
 		s[--len] = '\0';
 	raw = (size_t)len;
-	/*
-	 * num is libinih's line buffer; its documentation asks for 3 bytes
-	 * beyond the longest line ('\r', '\n', '\0').  A longer line it would
-	 * split into several, each parsed as a line of its own.
-	 */
-	if (raw > (size_t)num - 3) {
+	if (raw > LINE_MAX_CHARS) {
 		diag(ps, ps->line, "line is %zu characters long; at most %d are allowed", raw,
-		     num - 3);
+		     LINE_MAX_CHARS);
 		return blank_line(str);
 	}
 	if (ps->line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3))
@@ -708,6 +746,15 @@ static char *reader(char *str, int num, void *stream)
 	}
 	if (ps->sec == SEC_NONE) {
 		diag(ps, ps->line, "key outside a section");
+		return blank_line(str);
+	}
+	/*
+	 * num is libinih's line buffer; its documentation asks for 3 bytes
+	 * beyond the longest line ('\r', '\n', '\0').  A longer line it would
+	 * split into several, each parsed as a line of its own: we split it.
+	 */
+	if (raw > (size_t)num - 3) {
+		split_long_pair(ps, s);
 		return blank_line(str);
 	}
 	snprintf(str, (size_t)num, "%s\n", s);

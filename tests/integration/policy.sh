@@ -173,4 +173,12 @@ expect_in out "/var/lib/mysql/ib_logfile0: rule 'mysql' (${WORK}/man.conf:5): ex
 expect_in out "/var/lib/mysql/binlog/b.000001: rule 'mysql-binlog'"
 expect_in out "/var/lib/mysql/db: rule 'mysql' (${WORK}/man.conf:5): new files inherit extsize 16K"
 
+# ---- a directory longer than libinih's line (issue 33.4) ----
+deep=/srv/$(printf 'level%02d/' {1..30})tenant
+[ ${#deep} -gt 197 ] || fail "the deep path is only ${#deep} characters"
+printf '[rule deep]\ndirectory = %s ; the tenant\nextsize = 16k\n' "$deep" >"$WORK/deep.conf"
+expect_exit 0 "$EXTALIGN" policy check -c "$WORK/deep.conf" "${SYS[@]}"
+expect_exit 0 "$EXTALIGN" policy explain -c "$WORK/deep.conf" "${SYS[@]}" "$deep/t1.ibd"
+expect_in out "$deep/t1.ibd: rule 'deep' (${WORK}/deep.conf:1): extsize 16K"
+
 echo "policy: all checks passed"

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "extalign/macro.h"
 #include "extalign/policy.h"
 #include "run-suite.h"
 
@@ -481,42 +482,59 @@ START_TEST(test_inih_is_lenient)
 }
 END_TEST
 
+/* A directory of n 'a's after '/', then tail, in a rule; its parsed directory. */
+static char *directory_with(size_t n, const char *tail)
+{
+	size_t len = n + strlen(tail) + 64;
+	char *text = malloc(len), *dir;
+	struct ea_policy *p;
+	int off;
+
+	ck_assert_ptr_nonnull(text);
+	off = snprintf(text, len, "[rule a]\ndirectory = /");
+	memset(text + off, 'a', n);
+	snprintf(text + off + n, len - off - n, "%s\nextsize = 16k\n", tail);
+	p = load_ok(text);
+	dir = strdup(p->rules[0].directory);
+	ea_policy_free(p);
+	free(text);
+	return dir;
+}
+
 START_TEST(test_overlong_lines)
 {
-	/* With libinih's 200-byte buffer (3 bytes for \r \n \0), 197 characters fit. */
-	char text[1024], path[256];
-	struct ea_policy *p;
+	/* Up to 197 characters a line goes through libinih's 200-byte buffer
+	 * ("directory = /" and 184 more), beyond that through our splitter. */
+	static const size_t lengths[] = { 184, 185, 4000 };
+	/* A ';' after a blank starts a comment, one after anything else does not. */
+	static const char *const tails[][2] = {
+		{ "", "" },    { " ; a comment", "" }, { ";b\t ;c", ";b" },
+		{ "\t;", "" }, { "#x", "#x" },
+	};
+	char *text;
 
-	memset(path, 'a', sizeof(path));
-	/* "directory = /" is 13 characters: a 184-character name makes 197. */
-	path[184] = '\0';
-	snprintf(text, sizeof(text), "[rule a]\ndirectory = /%s\nextsize = 16k\n", path);
-	p = load_ok(text);
-	ck_assert_uint_eq(strlen(p->rules[0].directory), 185);
-	ea_policy_free(p);
+	for (size_t t = 0; t < ARRAY_SIZE(tails); t++) {
+		for (size_t i = 0; i < ARRAY_SIZE(lengths); i++) {
+			_cleanup_free_ char *got = directory_with(lengths[i], tails[t][0]);
 
-	path[184] = 'a';
-	path[185] = '\0';
-	snprintf(text, sizeof(text), "[rule a]\ndirectory = /%s\nextsize = 16k\n", path);
-	/* The line is dropped whole (no half directory survives), so the rule lacks one. */
-	{
-		struct ea_diags d = EA_DIAGS_INIT;
-
-		ck_assert_int_eq(load(text, &p, &d), -EINVAL);
-		/* Sorted by line: the rule's header first. */
-		ck_assert_uint_eq(d.n, 2);
-		ck_assert_uint_eq(d.items[0].line, 1);
-		ck_assert(strstr(d.items[0].msg, "neither 'directory' nor 'project'"));
-		ck_assert_uint_eq(d.items[1].line, 2);
-		ck_assert_str_eq(d.items[1].msg,
-				 "line is 198 characters long; at most 197 are allowed");
-		ea_diags_free(&d);
+			ck_assert_uint_eq(strlen(got), 1 + lengths[i] + strlen(tails[t][1]));
+			ck_assert_str_eq(got + 1 + lengths[i], tails[t][1]);
+		}
 	}
 
-	/* A long comment is still a long line: libinih would split it too. */
+	/* A long comment is read and dropped like a short one. */
+	text = malloc(70100);
+	ck_assert_ptr_nonnull(text);
 	memset(text, '#', 600);
-	strcpy(text + 600, "\n");
-	expect_error(text, 1, "line is 600 characters long");
+	strcpy(text + 600, "\n[rule a]\ndirectory = /a\nextsize = 16k\n");
+	ea_policy_free(load_ok(text));
+
+	/* Beyond 65536 characters a line is refused, and only that line. */
+	strcpy(text, "[rule a]\ndirectory = /a\nmatch = ");
+	memset(text + strlen(text), 'x', 70000 - strlen("match = "));
+	strcpy(text + 70000 + strlen("[rule a]\ndirectory = /a\n"), "\nextsize = 16k\n");
+	expect_error(text, 3, "line is 70000 characters long; at most 65536 are allowed");
+	free(text);
 }
 END_TEST
 
