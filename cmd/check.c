@@ -467,7 +467,10 @@ int cmd_check(int argc, char **argv)
 		if (o.recursive) {
 			r = target_open(argv[i], &t);
 			if (r == EXIT_OK)
-				r = walk_targets(&t, true, true, check_walked, &walk);
+				r = walk_targets(&t, &(struct walk_spec){ .recursive = true,
+									  .files_only = true,
+									  .fn = check_walked,
+									  .userdata = &walk });
 		} else {
 			r = check_open(&parent, argv + i, (size_t)(argc - i), o.map, &t);
 			if (r == EXIT_OK)

@@ -68,6 +68,7 @@ int cmd_clear(int argc, char **argv)
 	};
 	_cleanup_free_ struct target *targets = NULL;
 	struct clear_run run = { 0 };
+	struct walk_spec spec;
 	bool recursive = false;
 	int c, n, status = EXIT_OK;
 
@@ -102,10 +103,10 @@ int cmd_clear(int argc, char **argv)
 		warnx("nothing was changed");
 		goto out;
 	}
+	spec = (struct walk_spec){ .recursive = recursive, .fn = clear_one, .userdata = &run };
 	for (int i = 0; i < n; i++) {
 		run.top = &targets[i];
-		status = exit_worst(status,
-				    walk_targets(&targets[i], recursive, false, clear_one, &run));
+		status = exit_worst(status, walk_targets(&targets[i], &spec));
 	}
 	if (recursive)
 		printf("%u cleared; %u files with data keep their hint (a hint cannot be "

@@ -75,14 +75,23 @@ enum entry_class walk_entry_classify(const struct ea_walk_entry *e, const struct
 /* Called for each path of a command; returns an exit code. */
 typedef int (*target_fn)(const struct target *t, void *userdata);
 
+/* What walk_targets() walks, and whom it tells. */
+struct walk_spec {
+	bool recursive;
+	bool files_only; /* regular files only, top not either */
+	bool below_only; /* not top itself: the caller did it */
+	target_fn fn;
+	/* May be NULL: each entry left alone (symlink, device, other filesystem). */
+	void (*skipped)(const char *path, const char *why, void *userdata);
+	void *userdata;
+};
+
 /*
  * Call fn for top and, when recursive and top is a directory, for every
- * directory and regular file below it (with files_only: regular files only,
- * top not either).  Stops at the first EXIT_UNSUPPORTED.  Returns the worst
- * exit code.
+ * directory and regular file below it, as walk_entry_classify() sorts
+ * them.  Stops at the first EXIT_UNSUPPORTED.  Returns the worst exit code.
  */
-int walk_targets(const struct target *top, bool recursive, bool files_only, target_fn fn,
-		 void *userdata);
+int walk_targets(const struct target *top, const struct walk_spec *spec);
 
 /* The line after a usage error, with the command's name. */
 #define USAGE_HINT "Try 'extalign %s --help' for more information.\n"

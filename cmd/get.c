@@ -146,7 +146,9 @@ int cmd_get(int argc, char **argv)
 		int r = target_open(argv[i], &t);
 
 		if (r == EXIT_OK)
-			r = walk_targets(&t, o.recursive, false, add_row, &o);
+			r = walk_targets(&t, &(struct walk_spec){ .recursive = o.recursive,
+								  .fn = add_row,
+								  .userdata = &o });
 		target_close(&t);
 		status = exit_worst(status, r);
 	}

@@ -14,7 +14,6 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
-#include "extalign/walk.h"
 
 struct set_opts {
 	uint32_t extsize;
@@ -26,9 +25,7 @@ struct set_opts {
 
 struct tree_stats {
 	const struct set_opts *o;
-	const struct target *top;
 	unsigned dirs, files, candidates, hinted, skipped;
-	int status;
 };
 
 static void usage(FILE *out)
@@ -121,62 +118,53 @@ static bool has_wanted_hint(const struct target *t, const struct set_opts *o)
 	return o->forcealign <= 0 || (fsx.fsx_xflags & FS_XFLAG_FORCEALIGN);
 }
 
-static int tree_visit(const struct ea_walk_entry *e, void *userdata)
+/* Below a directory of set -R: directories and empty files get the hint. */
+static int set_below(const struct target *t, void *userdata)
 {
 	struct tree_stats *s = userdata;
-	const char *why;
-	struct target t;
-	int r;
 
-	switch (walk_entry_classify(e, s->top, &t, &why)) {
-	case ENTRY_FAILED:
-		s->status = exit_worst(s->status, EXIT_FAILED);
-		return 0;
-	case ENTRY_SKIPPED:
-		s->skipped++;
-		if (s->o->verbose)
-			printf("%s: skipped (%s)\n", e->path, why);
-		return 0;
-	case ENTRY_FILE_WITH_DATA:
-		/* Given the hint before its data: its extents follow it already. */
-		if (has_wanted_hint(&t, s->o)) {
-			s->hinted++;
-			if (s->o->verbose)
-				printf("%s: has data and the hint already\n", e->path);
-			return 0;
-		}
-		s->candidates++;
-		printf("%s: has data, left alone (realignment candidate)\n", e->path);
-		return 0;
-	case ENTRY_EMPTY_FILE:
-		s->files++;
-		break;
-	case ENTRY_DIR:
+	if (S_ISDIR(t->st.st_mode)) {
 		s->dirs++;
-		break;
+	} else if (!target_has_data(t)) {
+		s->files++;
+	} else if (has_wanted_hint(t, s->o)) {
+		/* Given the hint before its data: its extents follow it already. */
+		s->hinted++;
+		if (s->o->verbose)
+			printf("%s: has data and the hint already\n", t->path);
+		return EXIT_OK;
+	} else {
+		s->candidates++;
+		printf("%s: has data, left alone (realignment candidate)\n", t->path);
+		return EXIT_OK;
 	}
-	r = apply(&t, s->o);
-	s->status = exit_worst(s->status, r);
-	/*
-	 * A kernel that does not keep the hint will not keep it on the next
-	 * file either; one message says it, thousands would bury it.
-	 */
-	return r == EXIT_UNSUPPORTED ? 1 : 0;
+	return apply(t, s->o);
+}
+
+static void skipped_below(const char *path, const char *why, void *userdata)
+{
+	struct tree_stats *s = userdata;
+
+	s->skipped++;
+	if (s->o->verbose)
+		printf("%s: skipped (%s)\n", path, why);
 }
 
 static int set_tree(const struct target *t, const struct set_opts *o)
 {
-	struct tree_stats s = { .o = o, .top = t };
+	struct tree_stats s = { .o = o };
+	const struct walk_spec spec = { .recursive = true,
+					.below_only = true,
+					.fn = set_below,
+					.skipped = skipped_below,
+					.userdata = &s };
 	int r;
 
+	/* The top first: when it cannot take the hint, nothing below is tried. */
 	r = apply(t, o);
 	if (r != EXIT_OK)
 		return r;
-	r = ea_walk(t->fd, t->path, tree_visit, &s);
-	if (r < 0) {
-		warnx_path(t->path, "%s", strerror(-r));
-		s.status = exit_worst(s.status, EXIT_FAILED);
-	}
+	r = walk_targets(t, &spec);
 	printf("%s: %u %s, %u empty %s hinted; %u %s with data and the hint already; "
 	       "%u %s with data left alone; %u skipped\n",
 	       t->path, s.dirs + 1, s.dirs + 1 == 1 ? "directory" : "directories", s.files,
@@ -189,7 +177,7 @@ static int set_tree(const struct target *t, const struct set_opts *o)
 		       ea_size_format(o->extsize, size), o->forcealign > 0 ? " --force" : "",
 		       t->path);
 	}
-	return s.status;
+	return r;
 }
 
 int cmd_set(int argc, char **argv)

@@ -13,16 +13,14 @@
 
 struct walk_ctx {
 	const struct target *top;
-	bool files_only;
-	target_fn fn;
-	void *userdata;
+	const struct walk_spec *spec;
 	int status;
-	unsigned skipped;
 };
 
 static int visit(const struct ea_walk_entry *e, void *userdata)
 {
 	struct walk_ctx *w = userdata;
+	const struct walk_spec *spec = w->spec;
 	const char *why;
 	struct target t;
 	int r;
@@ -32,37 +30,35 @@ static int visit(const struct ea_walk_entry *e, void *userdata)
 		w->status = exit_worst(w->status, EXIT_FAILED);
 		return 0;
 	case ENTRY_SKIPPED:
-		w->skipped++;
+		if (spec->skipped)
+			spec->skipped(e->path, why, spec->userdata);
 		return 0;
 	case ENTRY_DIR:
-		if (w->files_only)
+		if (spec->files_only)
 			return 0;
 		break;
 	case ENTRY_EMPTY_FILE:
 	case ENTRY_FILE_WITH_DATA:
 		break;
 	}
-	r = w->fn(&t, w->userdata);
+	r = spec->fn(&t, spec->userdata);
 	w->status = exit_worst(w->status, r);
 	/* A kernel without the feature lacks it for the next file too: one message. */
 	return r == EXIT_UNSUPPORTED ? 1 : 0;
 }
 
-int walk_targets(const struct target *top, bool recursive, bool files_only, target_fn fn,
-		 void *userdata)
+int walk_targets(const struct target *top, const struct walk_spec *spec)
 {
-	struct walk_ctx w = {
-		.top = top, .files_only = files_only, .fn = fn, .userdata = userdata
-	};
+	struct walk_ctx w = { .top = top, .spec = spec };
 	bool is_dir = S_ISDIR(top->st.st_mode);
 	int r;
 
-	if (!(recursive && files_only && is_dir)) {
-		w.status = fn(top, userdata);
+	if (!spec->below_only && !(spec->recursive && spec->files_only && is_dir)) {
+		w.status = spec->fn(top, spec->userdata);
 		if (w.status == EXIT_UNSUPPORTED)
 			return w.status;
 	}
-	if (!recursive || !is_dir)
+	if (!spec->recursive || !is_dir)
 		return w.status;
 	r = ea_walk(top->fd, top->path, visit, &w);
 	if (r < 0) {
