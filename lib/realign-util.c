@@ -7,6 +7,7 @@
 
 #include "extalign/macro.h"
 #include "extalign/realign.h"
+#include "name-table.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 /* Credit a limiter may save up while the job waits between files. */
@@ -194,10 +195,10 @@ static const char *const verdict_names[] = {
 	[EA_VERDICT_MISALIGNED] = "misaligned",
 };
 
-const char *ea_realign_outcome_name(enum ea_realign_outcome o)
-{
-	return (unsigned)o < ARRAY_SIZE(outcome_names) ? outcome_names[o] : "unknown";
-}
+/* ea_realign_outcome_name(), ea_realign_swap_name(), ea_align_verdict_name() */
+DEFINE_NAME_OF(ea_realign_outcome, enum ea_realign_outcome, outcome_names, "unknown")
+DEFINE_NAME_OF(ea_realign_swap, enum ea_realign_swap, swap_names, "unknown")
+DEFINE_NAME_OF(ea_align_verdict, enum ea_align_verdict, verdict_names, "unknown")
 
 const char *ea_realign_skip_name(enum ea_realign_skip s)
 {
@@ -207,14 +208,4 @@ const char *ea_realign_skip_name(enum ea_realign_skip s)
 const char *ea_realign_skip_str(enum ea_realign_skip s)
 {
 	return (unsigned)s < EA_SKIP_COUNT ? skip_names[s].phrase : "skipped";
-}
-
-const char *ea_realign_swap_name(enum ea_realign_swap s)
-{
-	return (unsigned)s < ARRAY_SIZE(swap_names) ? swap_names[s] : "unknown";
-}
-
-const char *ea_align_verdict_name(enum ea_align_verdict v)
-{
-	return (unsigned)v < ARRAY_SIZE(verdict_names) ? verdict_names[v] : "unknown";
 }

@@ -8,6 +8,7 @@
 
 #include "extalign/macro.h"
 #include "extalign/state.h"
+#include "name-table.h"
 
 static const char *const counter_names[_EA_CNT_MAX] = {
 	[EA_CNT_EVENTS] = "events",
@@ -28,6 +29,10 @@ static const char *const counter_names[_EA_CNT_MAX] = {
 	[EA_CNT_BYTES_REALIGNED] = "bytes_realigned",
 };
 
+/* ea_state_counter_name() and ea_state_counter_from_name() */
+DEFINE_NAME_OF(ea_state_counter, enum ea_state_counter, counter_names, NULL)
+DEFINE_FROM_NAME(ea_state_counter, counter_names)
+
 static const char *const stat_names[_EA_STAT_MAX] = {
 	[EA_STAT_FILES_HINTED] = "files_hinted",
 	[EA_STAT_FILES_INHERITED] = "files_inherited",
@@ -47,18 +52,9 @@ static const char *const stat_names[_EA_STAT_MAX] = {
 	[EA_STAT_FAIL_WATCH] = "failures_watch",
 };
 
-const char *ea_state_stat_name(enum ea_state_stat st)
-{
-	return (unsigned)st < _EA_STAT_MAX ? stat_names[st] : NULL;
-}
-
-int ea_state_stat_from_name(const char *name)
-{
-	for (int i = 0; i < _EA_STAT_MAX; i++)
-		if (!strcmp(stat_names[i], name))
-			return i;
-	return -1;
-}
+/* ea_state_stat_name() and ea_state_stat_from_name() */
+DEFINE_NAME_OF(ea_state_stat, enum ea_state_stat, stat_names, NULL)
+DEFINE_FROM_NAME(ea_state_stat, stat_names)
 
 const char *ea_state_failure_reason(enum ea_state_stat st)
 {
@@ -74,35 +70,13 @@ static const char *const late_queue_names[_EA_LATE_MAX] = {
 	[EA_LATE_UNSUPPORTED] = "unsupported",
 };
 
-const char *ea_late_queue_name(enum ea_late_queue q)
-{
-	return (unsigned)q < _EA_LATE_MAX ? late_queue_names[q] : NULL;
-}
-
-int ea_late_queue_from_name(const char *name)
-{
-	for (int i = 0; i < _EA_LATE_MAX; i++)
-		if (!strcmp(late_queue_names[i], name))
-			return i;
-	return -1;
-}
+/* ea_late_queue_name() and ea_late_queue_from_name() */
+DEFINE_NAME_OF(ea_late_queue, enum ea_late_queue, late_queue_names, NULL)
+DEFINE_FROM_NAME(ea_late_queue, late_queue_names)
 
 bool ea_late_queue_pending(enum ea_late_queue q)
 {
 	return q == EA_LATE_LISTED || q == EA_LATE_QUEUED || q == EA_LATE_RUNNING;
-}
-
-const char *ea_state_counter_name(enum ea_state_counter c)
-{
-	return (unsigned)c < _EA_CNT_MAX ? counter_names[c] : NULL;
-}
-
-int ea_state_counter_from_name(const char *name)
-{
-	for (int i = 0; i < _EA_CNT_MAX; i++)
-		if (!strcmp(counter_names[i], name))
-			return i;
-	return -1;
 }
 
 void ea_state_free(struct ea_state *s)
