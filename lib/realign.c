@@ -319,10 +319,10 @@ static int hint_in_place(struct job *j)
 /* Stage 3: the empty copy with the hint on it, and room for the data. */
 static int prepare(struct job *j)
 {
-	struct ea_realign_result *res = j->c.res;
 	const struct ea_realign_opts *o = j->c.o;
+	struct ea_realign_result *res = j->c.res;
+	struct stat dst; /* the name, still the file we looked at */
 	struct fsxattr tfsx;
-	struct stat dst;
 	int r;
 
 	/*
