@@ -11,18 +11,34 @@
 
 #include "extalign/macro.h"
 #include "extalign/state.h"
+#include "extalign/utf8.h"
 
-/* Label values escape backslash, double quote and newline; nothing else. */
+/*
+ * Label values escape backslash, double quote and newline, and must be
+ * UTF-8: a byte of a path that is not goes out as the four characters
+ * \xNN (written \\xNN), so the exposition stays valid and the name
+ * readable.
+ */
 static void put_label_value(FILE *f, const char *v)
 {
+	const char *p = v ? v : "";
+	size_t left = strlen(p);
+
 	fputc('"', f);
-	for (const char *p = v ? v : ""; *p; p++) {
-		if (*p == '\\' || *p == '"')
+	while (left) {
+		size_t n = ea_utf8_char_len(p, left);
+
+		if (!n)
+			fprintf(f, "\\\\x%02x", (unsigned char)*p);
+		else if (*p == '\\' || *p == '"')
 			fprintf(f, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", f);
 		else
-			fputc(*p, f);
+			fwrite(p, 1, n, f);
+		n = n ? n : 1;
+		p += n;
+		left -= n;
 	}
 	fputc('"', f);
 }

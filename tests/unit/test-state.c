@@ -10,6 +10,7 @@
 
 #include "extalign/macro.h"
 #include "extalign/state.h"
+#include "extalign/utf8.h"
 #include "run-suite.h"
 
 static void fill(struct ea_state *s)
@@ -329,6 +330,9 @@ START_TEST(test_prometheus_by_rule)
 	rs->v[EA_STAT_LATE_PENDING] = 2;
 	rs->v[EA_STAT_REALIGNED_BYTES] = 1 << 20;
 	rs->v[EA_STAT_FAIL_HINT] = 3;
+	rs = ea_state_rule_stats(&a, "\xc3\xa9", "/srv/\xff");
+	ck_assert_ptr_nonnull(rs);
+	rs->v[EA_STAT_LATE_PENDING] = 7;
 	f = open_memstream(&buf, &len);
 	ck_assert_ptr_nonnull(f);
 	ck_assert_int_eq(ea_state_write_prometheus(f, &a, true, NULL, 0), 0);
@@ -343,6 +347,12 @@ START_TEST(test_prometheus_by_rule)
 	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_failures_total" L ",reason=\"hint\"} 3\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_failures_total" L ",reason=\"watch\"} 0\n"));
 #undef L
+	/* A mount point that is not UTF-8 (\xff) stays valid UTF-8; é passes as is. */
+	ck_assert_ptr_nonnull(strstr(buf, "{rule=\"\xc3\xa9\",mountpoint=\"/srv/\\\\xff\"} 7\n"));
+	for (size_t i = 0, n; i < len; i += n) {
+		n = ea_utf8_char_len(buf + i, len - i);
+		ck_assert_uint_ne(n, 0);
+	}
 	/* No sample without its labels next to labelled ones. */
 	ck_assert_ptr_null(strstr(buf, "\nextalign_files_hinted_total{by="));
 	ck_assert_ptr_null(strstr(buf, "\nextalign_late_files_pending{rule=\"db\"}"));
