@@ -323,11 +323,6 @@ static void summary(const struct apply_run *run)
 		       run->skipped, run->uncovered);
 }
 
-static void policy_freep(struct ea_policy **p)
-{
-	ea_policy_free(*p);
-}
-
 int cmd_apply(int argc, char **argv)
 {
 	static const struct option longopts[] = {

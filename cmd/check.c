@@ -15,6 +15,7 @@
 
 #include "check-map.h"
 #include "cmd.h"
+#include "config.h"
 #include "escape.h"
 #include "extalign/extent.h"
 #include "extalign/hint.h"
@@ -23,7 +24,17 @@
 #include "extalign/walk.h"
 #include "table.h"
 
-enum { COL_PATH, COL_UNIT, COL_EXTENTS, COL_MISLOG, COL_MISPHYS, COL_UNKNOWN, COL_VERDICT };
+enum {
+	COL_PATH,
+	COL_UNIT,
+	COL_EXTENTS,
+	COL_MISLOG,
+	COL_MISPHYS,
+	COL_UNKNOWN,
+	COL_RULE, /* only with --config */
+	COL_VERDICT,
+	COL_COUNT
+};
 
 static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
@@ -32,19 +43,60 @@ static const struct column_def columns[] = {
 	[COL_MISLOG] = { "misaligned_logical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_MISPHYS] = { "misaligned_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_UNKNOWN] = { "unknown_physical", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_RULE] = { "rule", 0.1, 0, SCOLS_JSON_STRING },
 	[COL_VERDICT] = { "verdict", 10, 0, SCOLS_JSON_STRING },
 };
 
+/*
+ * What check says of a file.  The first five judge its extents against a
+ * unit; the others say why there was no unit to judge against, or that
+ * the file lacks the hint its rule asks for.
+ */
+enum verdict {
+	V_ALIGNED,
+	V_MISALIGNED,	/* logically */
+	V_LOGICAL_ONLY, /* aligned in the file, not on the device */
+	V_UNVERIFIABLE, /* an extent without a physical address */
+	V_EMPTY,
+	V_NO_HINT,	/* no hint, and nothing says it needs one */
+	V_NO_RULE,	/* --config: no rule covers it */
+	V_HINT_MISSING, /* --config: its rule's hint is not on it */
+	V_COUNT
+};
+
+static const char *const verdict_names[V_COUNT] = {
+	[V_ALIGNED] = "aligned",
+	[V_MISALIGNED] = "misaligned",
+	[V_LOGICAL_ONLY] = "logical-only",
+	[V_UNVERIFIABLE] = "unverifiable",
+	[V_EMPTY] = "empty",
+	[V_NO_HINT] = "no-hint",
+	[V_NO_RULE] = "no-rule",
+	[V_HINT_MISSING] = "hint-missing",
+};
+
+/* The verdicts that make the exit status 1. */
+static bool verdict_negative(enum verdict v)
+{
+	return v == V_MISALIGNED || v == V_LOGICAL_ONLY || v == V_UNVERIFIABLE ||
+	       v == V_HINT_MISSING;
+}
+
 struct check_opts {
-	uint32_t unit; /* 0: each file's own hint */
+	uint32_t unit;		   /* 0: each file's own hint, or its rule's */
+	struct rule_finder *rules; /* --config, else NULL */
 	bool json, verbose, bytes, noheadings, recursive;
 	bool map, color; /* --map (check-map.c) instead of the table */
 };
 
 /* Rows go to one of two places: JSON is one document, text is streamed. */
 struct check_out {
-	struct libscols_table *tb;     /* --json */
-	struct table_stream ts;	       /* text */
+	struct libscols_table *tb;	    /* --json */
+	struct table_stream ts;		    /* text */
+	int cols[COL_COUNT];		    /* the columns shown: COL_RULE only with --config */
+	struct column_def shown[COL_COUNT]; /* their definitions, for the text table */
+	size_t n_cols;
+	unsigned verdicts[V_COUNT];    /* how many files got each */
 	uint64_t unit;		       /* the last unit and its text: one per run, */
 	char unit_text[EA_SIZE_BUFSZ]; /* not one ea_size_format() per row */
 };
@@ -61,6 +113,9 @@ struct parent {
 	struct ea_dir_list types; /* n == 0: none read */
 	size_t cursor;
 };
+
+/* check -R holds back this many rows (about 100 bytes each) to size the table. */
+#define CHECK_HOLD_ROWS 65536
 
 /* Fewer files than this in one directory are not worth reading it for. */
 #define PARENT_LIST_MIN 32
@@ -101,9 +156,13 @@ static void usage(FILE *out)
 	      "of its extent size hint, in the file (logical) and on the device\n"
 	      "(physical).  Verdicts: aligned, misaligned, logical-only (aligned in\n"
 	      "the file, not on disk), unverifiable (no physical address), empty.\n"
+	      "A file with no hint is no-hint, and is not judged.\n"
 	      "Exit status 0: all aligned; 1: some file is not.\n\n"
 	      "Options:\n"
 	      "  -e, --extsize SIZE  check against SIZE instead of each file's hint\n"
+	      "  -c, --config FILE   check each file against its rule in FILE: no-rule,\n"
+	      "                      no-hint for 'extsize = none', hint-missing when\n"
+	      "                      the file lacks its rule's hint\n"
 	      "  -J, --json          JSON output\n"
 	      "  -b, --bytes         print the unit in bytes\n"
 	      "      --noheadings    do not print a header line\n"
@@ -240,55 +299,101 @@ static int check_open(struct parent *p, char *const *paths, size_t n, bool need_
 	return EXIT_OK;
 }
 
+/* rep NULL: nothing was judged (no unit), the numbers are left empty. */
 static void add_row(struct check_out *out, const struct check_opts *o, const char *path,
-		    uint64_t unit, const struct ea_align_report *rep, const char *verdict)
+		    uint64_t unit, const struct ea_align_report *rep, const char *rule,
+		    enum verdict v)
 {
 	char u[EA_SIZE_BUFSZ], b[4][TABLE_STREAM_U64_BUFSZ];
+	const char *unit_cell = "-";
 
-	if (!o->json && !o->bytes && unit != out->unit) {
-		ea_size_format(unit, out->unit_text);
-		out->unit = unit;
+	out->verdicts[v]++;
+	if (unit && (o->json || o->bytes)) {
+		unit_cell = table_stream_u64(unit, u);
+	} else if (unit) {
+		if (unit != out->unit) {
+			ea_size_format(unit, out->unit_text);
+			out->unit = unit;
+		}
+		unit_cell = out->unit_text;
 	}
-	const char *cells[] = {
+	const char *none = o->json ? NULL : "-";
+	const char *all[] = {
 		[COL_PATH] = path,
-		[COL_UNIT] = o->json || o->bytes ? table_stream_u64(unit, u) : out->unit_text,
-		[COL_EXTENTS] = table_stream_u64(rep->extents, b[0]),
-		[COL_MISLOG] = table_stream_u64(rep->misaligned_logical, b[1]),
-		[COL_MISPHYS] = table_stream_u64(rep->misaligned_physical, b[2]),
-		[COL_UNKNOWN] = table_stream_u64(rep->unknown_physical, b[3]),
-		[COL_VERDICT] = verdict,
+		[COL_UNIT] = unit ? unit_cell : none,
+		[COL_EXTENTS] = rep ? table_stream_u64(rep->extents, b[0]) : none,
+		[COL_MISLOG] = rep ? table_stream_u64(rep->misaligned_logical, b[1]) : none,
+		[COL_MISPHYS] = rep ? table_stream_u64(rep->misaligned_physical, b[2]) : none,
+		[COL_UNKNOWN] = rep ? table_stream_u64(rep->unknown_physical, b[3]) : none,
+		[COL_RULE] = rule ? rule : none,
+		[COL_VERDICT] = verdict_names[v],
 	};
+	const char *cells[COL_COUNT];
 
+	for (size_t i = 0; i < out->n_cols; i++)
+		cells[i] = all[out->cols[i]];
 	if (o->json) {
 		struct libscols_line *ln = table_add_line(out->tb, NULL);
 
-		for (size_t i = 0; i < ARRAY_SIZE(cells); i++)
-			table_set(ln, (int)i, cells[i]);
+		for (size_t i = 0; i < out->n_cols; i++)
+			if (cells[i])
+				table_set(ln, (int)i, cells[i]);
 	} else {
 		table_stream_row(&out->ts, cells);
 	}
+}
+
+/*
+ * The unit to judge t against: --extsize, else with --config its rule's
+ * (*rule set; *hint_ok false when the file lacks that hint), else its own
+ * hint.  0 when there is none: *v then says why.
+ */
+static uint64_t unit_of(const struct target *t, const struct check_opts *o,
+			const struct ea_rule **rule, bool *hint_ok, enum verdict *v)
+{
+	struct fsxattr fsx;
+	bool read = ea_fsx_get(t->fd, &fsx) == 0;
+	bool has = read && (fsx.fsx_xflags & FS_XFLAG_EXTSIZE);
+
+	*rule = NULL;
+	*hint_ok = true;
+	*v = V_NO_HINT;
+	if (o->unit)
+		return o->unit;
+	if (!o->rules)
+		return has ? fsx.fsx_extsize : 0;
+	if (rule_finder_find(o->rules, t->path, read ? fsx.fsx_projid : EA_PROJID_NONE, rule) < 0 ||
+	    !*rule) {
+		*v = V_NO_RULE;
+		return 0;
+	}
+	if (!(*rule)->extsize)
+		return 0; /* "extsize = none": no hint is what it asks for */
+	*hint_ok = has && fsx.fsx_extsize == (*rule)->extsize &&
+		   (!(*rule)->forcealign || (fsx.fsx_xflags & FS_XFLAG_FORCEALIGN));
+	return (*rule)->extsize;
 }
 
 static int check_one(struct check_out *out, const struct target *t, const struct check_opts *o,
 		     uint64_t *logical_only)
 {
 	_cleanup_free_ struct ea_extent *ext = NULL;
+	const struct ea_rule *rule;
 	struct ea_align_report rep;
-	struct fsxattr fsx;
-	uint64_t unit = o->unit;
-	const char *verdict;
+	enum verdict v;
+	bool hint_ok;
+	uint64_t unit;
 	size_t n;
 	int r;
 
+	unit = unit_of(t, o, &rule, &hint_ok, &v);
 	if (!unit) {
-		r = ea_fsx_get(t->fd, &fsx);
-		if (r == 0 && (fsx.fsx_xflags & FS_XFLAG_EXTSIZE))
-			unit = fsx.fsx_extsize;
-		if (!unit) {
-			warnx_path(t->path, "has no extent size hint; give --extsize SIZE to check "
-					    "against a unit");
-			return EXIT_USAGE;
-		}
+		if (o->map)
+			printf("%s: %s, nothing to draw against (give --extsize SIZE)\n", t->path,
+			       v == V_NO_RULE ? "no rule covers it" : "no extent size hint");
+		else
+			add_row(out, o, t->path, 0, NULL, rule ? rule->name : NULL, v);
+		return EXIT_OK;
 	}
 	r = ea_fiemap_read(t->fd, &ext, &n);
 	if (r < 0) {
@@ -325,24 +430,47 @@ static int check_one(struct check_out *out, const struct target *t, const struct
 		return ea_align_report_ok(&rep) ? EXIT_OK : EXIT_NEGATIVE;
 	}
 
-	if (!rep.extents)
-		verdict = "empty";
+	if (!hint_ok)
+		v = V_HINT_MISSING;
+	else if (!rep.extents)
+		v = V_EMPTY;
 	else if (rep.misaligned_logical)
-		verdict = "misaligned";
+		v = V_MISALIGNED;
 	else if (rep.misaligned_physical)
-		verdict = "logical-only";
+		v = V_LOGICAL_ONLY;
 	else if (rep.unknown_physical)
-		verdict = "unverifiable";
+		v = V_UNVERIFIABLE;
 	else
-		verdict = "aligned";
+		v = V_ALIGNED;
 
-	add_row(out, o, t->path, unit, &rep, verdict);
+	add_row(out, o, t->path, unit, &rep, rule ? rule->name : NULL, v);
 	if (o->verbose && !o->json)
 		print_extents(t->path, ext, n, unit);
 	/* The largest unit a file is aligned to only in the file: the footnote's. */
-	if (rep.misaligned_physical && !rep.misaligned_logical && unit > *logical_only)
+	if (v == V_LOGICAL_ONLY && unit > *logical_only)
 		*logical_only = unit;
-	return ea_align_report_ok(&rep) ? EXIT_OK : EXIT_NEGATIVE;
+	return verdict_negative(v) ? EXIT_NEGATIVE : EXIT_OK;
+}
+
+/* Under a table of more than one file: how many got each verdict. */
+static void print_counts(const struct check_out *out)
+{
+	unsigned total = 0;
+	const char *sep = ": ";
+
+	for (int v = 0; v < V_COUNT; v++)
+		total += out->verdicts[v];
+	if (total < 2)
+		return;
+	printf("\n%u files", total);
+	for (int v = 0; v < V_COUNT; v++) {
+		if (!out->verdicts[v])
+			continue;
+		printf("%s%u %s", sep, out->verdicts[v], verdict_names[v]);
+		sep = ", ";
+	}
+	/* The period: a line ending in a verdict would pass for a row. */
+	puts(".");
 }
 
 /* check -R: the tree walk hands each regular file below a directory here. */
@@ -368,6 +496,7 @@ int cmd_check(int argc, char **argv)
 	enum { OPT_COLOR = 256, OPT_NOHEADINGS };
 	static const struct option longopts[] = {
 		{ "extsize", required_argument, NULL, 'e' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "bytes", no_argument, NULL, 'b' },
@@ -385,14 +514,20 @@ int cmd_check(int argc, char **argv)
 	struct check_opts o = { 0 };
 	uint64_t logical_only = 0;
 	struct check_walk walk = { .out = &out, .o = &o, .logical_only = &logical_only };
+	struct rule_finder rules = { 0 };
+	_cleanup_(policy_freep) struct ea_policy *policy = NULL;
+	const char *config = NULL;
 	int color = MAP_COLOR_AUTO;
 	int c, status = EXIT_OK;
 
-	while ((c = getopt_long(argc, argv, "e:JbRmvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:c:JbRmvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			if (parse_extsize_arg("--extsize", optarg, &o.unit) != EXIT_OK)
 				return EXIT_USAGE;
+			break;
+		case 'c':
+			config = optarg;
 			break;
 		case 'J':
 			o.json = true;
@@ -431,6 +566,11 @@ int cmd_check(int argc, char **argv)
 		warnx("--map draws for people; it does not go with --json");
 		return EXIT_USAGE;
 	}
+	if (config && o.unit) {
+		warnx("--extsize and --config exclude each other: one unit for all, or each "
+		      "file's rule");
+		return EXIT_USAGE;
+	}
 	o.color = map_color_enabled(color);
 	if (optind >= argc) {
 		warnx("no file given");
@@ -438,25 +578,49 @@ int cmd_check(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	if (o.json) {
-		tb = table_new("files", columns, ARRAY_SIZE(columns), o.json, o.noheadings);
-		out.tb = tb;
-	} else {
+	if (config) {
+		/* As realign --config: the file is the whole configuration. */
+		const struct config_paths paths = { .config = config };
+
+		if (config_load(&paths, &policy) != EXIT_OK)
+			return EXIT_USAGE;
+		rules.policy = policy;
+		o.rules = &rules;
+	}
+	for (int i = 0; i < COL_COUNT; i++)
+		if (i != COL_RULE || config)
+			out.cols[out.n_cols++] = i;
+	{
+		struct column_def shown[COL_COUNT];
 		/* Every path is known now: the path column is as wide as the widest. */
-		size_t widths[ARRAY_SIZE(columns)] = { [COL_UNIT] = 5 };
+		size_t widths[COL_COUNT] = { 0 }, all[COL_COUNT] = { [COL_UNIT] = 5 };
 		char u[EA_SIZE_BUFSZ];
 
 		for (int i = optind; i < argc; i++) {
 			size_t w = table_stream_width(argv[i]);
 
-			if (w > widths[COL_PATH])
-				widths[COL_PATH] = w;
+			if (w > all[COL_PATH])
+				all[COL_PATH] = w;
 		}
 		if (o.unit)
-			widths[COL_UNIT] = o.bytes ? strlen(table_stream_u64(o.unit, u))
-						   : strlen(ea_size_format(o.unit, u));
-		table_stream_init(&out.ts, columns, ARRAY_SIZE(columns), widths);
-		out.ts.header_done = o.noheadings;
+			all[COL_UNIT] = o.bytes ? strlen(table_stream_u64(o.unit, u))
+						: strlen(ea_size_format(o.unit, u));
+		for (size_t i = 0; i < out.n_cols; i++) {
+			shown[i] = columns[out.cols[i]];
+			widths[i] = all[out.cols[i]];
+		}
+		if (o.json) {
+			tb = table_new("files", shown, out.n_cols, o.json, o.noheadings);
+			out.tb = tb;
+		} else {
+			memcpy(out.shown, shown, sizeof(shown));
+			table_stream_init(&out.ts, out.shown, out.n_cols, widths);
+			out.ts.header_done = o.noheadings;
+			/* A walk's paths are not known in advance: size the columns
+			 * on up to this many rows (-v lists extents after each row). */
+			if (o.recursive && !o.verbose)
+				table_stream_hold(&out.ts, CHECK_HOLD_ROWS);
+		}
 	}
 
 	for (int i = optind; i < argc; i++) {
@@ -481,7 +645,12 @@ int cmd_check(int argc, char **argv)
 	}
 	if (o.json)
 		table_print(tb, true);
+	else
+		table_stream_flush(&out.ts);
+	rule_finder_done(&rules);
 	/* Prose under a table, not in output meant for awk (--noheadings). */
+	if (!o.json && !o.map && !o.noheadings)
+		print_counts(&out);
 	if (logical_only && !o.json && !o.map && !o.noheadings) {
 		char su[EA_SIZE_BUFSZ];
 

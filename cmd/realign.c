@@ -52,6 +52,7 @@ struct job {
 	bool json, quiet, bar;
 	const char *state_dir;
 	struct ea_policy *policy; /* --config */
+	struct rule_finder rules; /* in policy */
 	unsigned why[WHY_COUNT];
 	/* progress */
 	uint64_t total, done_before, t0, last_draw;
@@ -182,18 +183,11 @@ static uint32_t projid_of(const char *path)
 /* --config: which rule covers f, and does it ask for realignment? */
 static void apply_rule(struct job *j, struct file *f)
 {
-	_cleanup_free_ char *d = strdup(f->path), *b = strdup(f->path), *dir = NULL, *abs = NULL;
 	const struct ea_rule *rule = NULL;
 	uint64_t max = j->policy->daemon.realign_max_file_size;
 
 	f->why = WHY_NO_RULE;
-	/* Rules speak of absolute paths: resolve the directory, never the file. */
-	if (!d || !b || !(dir = realpath(dirname(d), NULL)) ||
-	    asprintf(&abs, "%s/%s", strcmp(dir, "/") ? dir : "", basename(b)) < 0) {
-		abs = NULL;
-		return;
-	}
-	if (ea_policy_lookup(j->policy, abs, false, projid_of(f->path), &rule, NULL) < 0 || !rule ||
+	if (rule_finder_find(&j->rules, f->path, projid_of(f->path), &rule) < 0 || !rule ||
 	    !rule->realign || !rule->extsize)
 		return;
 	if (max && f->size > max) {
@@ -542,6 +536,7 @@ static int status_of(const struct ea_realign_result *r)
 	case EA_REALIGN_SKIPPED:
 		switch (r->skip) {
 		case EA_SKIP_ALREADY_ALIGNED:
+		case EA_SKIP_LOGICAL_ONLY: /* all it can do without luck; the note says so */
 		case EA_SKIP_NOT_REGULAR:
 		case EA_SKIP_SYMLINK:
 		case EA_SKIP_OTHER_FS:
@@ -652,6 +647,14 @@ static void summary(struct job *j, uint64_t el)
 	if (j->leftovers)
 		printf("; %u leftovers of killed runs removed", j->leftovers);
 	putchar('\n');
+	if (j->skips[EA_SKIP_LOGICAL_ONLY])
+		printf("\nlogical-only: %u %s aligned in the file but not on the device, and the\n"
+		       "filesystem does not promise the device side, so a copy would be luck.\n"
+		       "XFS promises it with stripe alignment (mkfs.xfs -d su=UNIT,sw=1, mount -o\n"
+		       "swalloc), ext4 with forcealign (--force) on a kernel with the extalign\n"
+		       "series.  --rewrite-aligned rewrites them anyway.\n",
+		       j->skips[EA_SKIP_LOGICAL_ONLY],
+		       j->skips[EA_SKIP_LOGICAL_ONLY] == 1 ? "file is" : "files are");
 }
 
 static void run(struct job *j)
@@ -825,6 +828,7 @@ int cmd_realign(int argc, char **argv)
 		r = load_policy(config, &j.policy);
 		if (r != EXIT_OK)
 			return r;
+		j.rules.policy = j.policy;
 		/* The daemon's limit applies to a manual run too, unless overridden. */
 		if (!bwlimit)
 			bwlimit = j.policy->daemon.realign_bwlimit;
@@ -880,6 +884,7 @@ int cmd_realign(int argc, char **argv)
 	for (size_t i = 0; i < j.n; i++)
 		free(j.files[i].path);
 	free(j.files);
+	rule_finder_done(&j.rules);
 	ea_policy_free(j.policy);
 	return j.status;
 }

@@ -9,6 +9,7 @@
  */
 #include <err.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
@@ -150,15 +151,72 @@ char *table_stream_u64(uint64_t v, char buf[static TABLE_STREAM_U64_BUFSZ])
 	return p;
 }
 
+void table_stream_hold(struct table_stream *ts, size_t max_rows)
+{
+	ts->max_held = max_rows;
+}
+
+static void put_header(struct table_stream *ts)
+{
+	const char *names[TABLE_STREAM_MAX_COLUMNS];
+
+	for (size_t i = 0; i < ts->n; i++)
+		names[i] = ts->cols[i].name;
+	put_row(ts, names, true);
+	ts->header_done = true;
+}
+
+void table_stream_flush(struct table_stream *ts)
+{
+	if (ts->n_held && !ts->header_done)
+		put_header(ts);
+	for (size_t r = 0; r < ts->n_held; r++)
+		put_row(ts, (const char *const *)ts->held + r * ts->n, false);
+	for (size_t i = 0; i < ts->n_held * ts->n; i++)
+		free(ts->held[i]);
+	free(ts->held);
+	ts->held = NULL;
+	ts->n_held = ts->cap_held = ts->max_held = 0;
+}
+
+/* Keep the row for later; false when there is no room left for it. */
+static bool hold_row(struct table_stream *ts, const char *const *cells)
+{
+	char **v;
+
+	if (ts->n_held == ts->max_held)
+		return false;
+	if (ts->n_held == ts->cap_held) {
+		size_t cap = ts->cap_held ? ts->cap_held * 2 : 64;
+
+		v = reallocarray(ts->held, cap * ts->n, sizeof(*v));
+		if (!v)
+			err(EXIT_FAILED, "out of memory");
+		ts->held = v;
+		ts->cap_held = cap;
+	}
+	v = ts->held + ts->n_held * ts->n;
+	for (size_t i = 0; i < ts->n; i++) {
+		size_t w = table_stream_width(cells[i]);
+
+		v[i] = strdup(cells[i]);
+		if (!v[i])
+			err(EXIT_FAILED, "out of memory");
+		if (w > ts->width[i])
+			ts->width[i] = w;
+	}
+	ts->n_held++;
+	return true;
+}
+
 void table_stream_row(struct table_stream *ts, const char *const *cells)
 {
-	if (!ts->header_done) {
-		const char *names[TABLE_STREAM_MAX_COLUMNS];
-
-		for (size_t i = 0; i < ts->n; i++)
-			names[i] = ts->cols[i].name;
-		put_row(ts, names, true);
-		ts->header_done = true;
+	if (ts->max_held) {
+		if (hold_row(ts, cells))
+			return;
+		table_stream_flush(ts);
 	}
+	if (!ts->header_done)
+		put_header(ts);
 	put_row(ts, cells, false);
 }

@@ -47,10 +47,21 @@ struct table_stream {
 	size_t n;
 	size_t width[TABLE_STREAM_MAX_COLUMNS];
 	bool header_done;
+	char **held; /* n cells a row, for table_stream_hold() */
+	size_t n_held, cap_held, max_held;
 };
 void table_stream_init(struct table_stream *ts, const struct column_def *cols, size_t n,
 		       const size_t *min_widths);
 void table_stream_row(struct table_stream *ts, const char *const *cells);
+/*
+ * Keep up to max_rows rows back, widening the columns to fit them, for
+ * rows whose widths cannot be known in advance (the paths of a walk):
+ * they are printed at the flush, or when the next row would be one too
+ * many, and the rows after that stream at the widths reached.
+ */
+void table_stream_hold(struct table_stream *ts, size_t max_rows);
+/* Print the rows held back, and free them. */
+void table_stream_flush(struct table_stream *ts);
 /* v in decimal, somewhere inside buf (the return value). */
 #define TABLE_STREAM_U64_BUFSZ 21
 char *table_stream_u64(uint64_t v, char buf[static TABLE_STREAM_U64_BUFSZ]);

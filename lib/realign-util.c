@@ -181,6 +181,7 @@ static const struct {
 	[EA_SKIP_TRUNCATED] = { "truncated", "truncated by another process during the copy" },
 	[EA_SKIP_EXTENDED] = { "extended", "extended by another process during the copy" },
 	[EA_SKIP_WRITTEN] = { "written", "written by another process during the copy" },
+	[EA_SKIP_LOGICAL_ONLY] = { "logical-only", "aligned in the file only, not on the device" },
 };
 
 static const char *const swap_names[] = {

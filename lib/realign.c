@@ -279,10 +279,13 @@ static int look(struct job *j)
 		  &res->physical, &j->nextents);
 	if (r < 0)
 		return fail_at(j, r, "fiemap");
-	aligned = res->logical == EA_VERDICT_ALIGNED &&
-		  (res->physical == EA_VERDICT_ALIGNED || !res->physical_guaranteed);
+	aligned = res->logical == EA_VERDICT_ALIGNED && res->physical == EA_VERDICT_ALIGNED;
 	if (res->hint_before && (j->nextents == 0 || (aligned && !o->force)))
 		return skip(j, EA_SKIP_ALREADY_ALIGNED);
+	/* Where the device side is luck, a copy is as much luck: say so. */
+	if (res->hint_before && !o->force && res->logical == EA_VERDICT_ALIGNED &&
+	    !res->physical_guaranteed)
+		return skip(j, EA_SKIP_LOGICAL_ONLY);
 	j->want = (struct ea_hint){ .extsize = o->extsize, .forcealign = o->forcealign };
 	return 0;
 }

@@ -94,6 +94,11 @@ enum ea_realign_skip {
 	EA_SKIP_TRUNCATED,	 /* another process truncated it during the copy */
 	EA_SKIP_EXTENDED,	 /* another process made it longer during the copy */
 	EA_SKIP_WRITTEN,	 /* another process wrote to it during the copy */
+	/* Hint in place, extents aligned in the file but not on the device,
+	 * which this filesystem does not promise (no forcealign, no XFS stripe
+	 * unit covering the hint): a copy would be as much luck.  opts.force
+	 * rewrites it anyway. */
+	EA_SKIP_LOGICAL_ONLY,
 	EA_SKIP_COUNT
 };
 

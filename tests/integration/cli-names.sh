@@ -71,15 +71,20 @@ expect_exit 0 "$EXTALIGN" policy explain --json --config "$WORK/conf" "$d/été"
 json_ok out path
 expect_exit 0 "$EXTALIGN" policy show --json --config "$WORK/conf"
 json_ok out target
-# check without a unit: one message per file, each on one line.
-expect_exit 2 "$EXTALIGN" check -R "$d"
+# check without a unit: a no-hint row per file, each on one line.
+expect_exit 0 "$EXTALIGN" check -R "$d"
 files=$(find "$d" -type f -printf x | wc -c)
+[ "$(grep -c '^/.* no-hint$' "$WORK/out")" = "$files" ] || { cat -A "$WORK/out"; fail "a name split a row"; }
+expect_in out 'dir\xfe/new\x0aline '
+# A message per path (each names a file as a directory), each on one line.
+mapfile -d '' -t under < <(find "$d" -type f -printf '%p/x\0')
+expect_exit 3 "$EXTALIGN" check "${under[@]}"
 [ "$(wc -l <"$WORK/err")" = "$files" ] || { cat -A "$WORK/err"; fail "a name split a message"; }
-expect_in err 'new\x0aline: has no extent size hint'
-expect_in err 'dir\xfe/bad\xffbyte: has no extent size hint'
-expect_in err '/ctl\x01: has no extent size hint'
-expect_in err 'lit\udcff: has no extent size hint'
-expect_in err '/\xc3\xa9t\xc3\xa9: has no extent size hint'
+expect_in err 'new\x0aline/x: Not a directory'
+expect_in err 'dir\xfe/bad\xffbyte/x: Not a directory'
+expect_in err '/ctl\x01/x: Not a directory'
+expect_in err 'lit\udcff/x: Not a directory'
+expect_in err '/\xc3\xa9t\xc3\xa9/x: Not a directory'
 # target_open()'s refusal of a symlink names it on one line too.
 link=$d/$'link\nx'
 ln -s nowhere "$link"

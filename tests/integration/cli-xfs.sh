@@ -122,9 +122,14 @@ xfs_io -f -c 'pwrite -q 0 4k' -c fsync -c 'pwrite -q 64k 4k' -c fsync -c 'pwrite
 	-c fsync "$mnt/late"
 expect_exit 1 "$EXTALIGN" check --extsize 64k "$mnt/late"
 expect_in out misaligned
-# No hint and no --extsize: an error, not a verdict.
-expect_exit 2 "$EXTALIGN" check "$mnt/late"
-expect_in err "has no extent size hint"
+# No hint and no --extsize: a verdict, not an error (issue 32.1).
+expect_exit 0 "$EXTALIGN" check "$mnt/late"
+expect_in out " no-hint"
+[ ! -s "$WORK/err" ] || fail "check of a file without a hint wrote to stderr"
+expect_exit 0 "$EXTALIGN" check --json "$mnt/late"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["files"][0]
+assert d["verdict"] == "no-hint" and d["unit"] is None and d["extents"] is None, d' "$WORK/out" ||
+	fail "JSON of a no-hint file"
 
 # logical-only: in units in the file, not on disk.  The table's footnote
 # names stripe alignment for the unit checked (su=16K for 16k, not a
@@ -155,4 +160,13 @@ expect_exit 0 "$EXTALIGN" set --extsize 64k "$mnt2/s"
 xfs_io -c 'pwrite -q 0 1m' -c fsync "$mnt2/s"
 expect_exit 0 "$EXTALIGN" check "$mnt2/s"
 expect_in out aligned
+
+# set on a directory that has subdirectories: they do not inherit, and
+# set says so (issue 32.5); after -R nothing is left to say.
+mkdir -p "$mnt2/tree/a/deep" "$mnt2/tree/b"
+expect_exit 0 "$EXTALIGN" set --extsize 16k "$mnt2/tree"
+expect_in err "$mnt2/tree: new files here inherit the hint, but 2 existing subdirectories do not; use -R"
+expect_exit 0 "$EXTALIGN" set --extsize 16k -R "$mnt2/tree"
+expect_exit 0 "$EXTALIGN" set --extsize 16k "$mnt2/tree"
+[ ! -s "$WORK/err" ] || fail "set after -R still complains: $(cat "$WORK/err")"
 echo "ok"

@@ -127,7 +127,9 @@ du_after=$(du -k "$t/sparse" | cut -f1)
 # Again: everything is aligned now, nothing is copied (how a job resumes).
 expect_exit 0 "${R[@]}" --extsize 64k "$t"
 expect_in out "realigned 0 of 4 files"
-expect_in out "already aligned 4"
+# Already aligned, or aligned in the file only where the device side was luck
+# (no stripe unit here): skipped either way, never copied again.
+expect_in out "skipped 4 ("
 
 # Skips: each reason, the file untouched.
 s=$mnt/skip
@@ -223,7 +225,7 @@ sync
 h=$(sha256sum <"$mnt/hinted")
 ino=$(stat -c %i "$mnt/hinted")
 expect_exit 0 "${R[@]}" --extsize 64k "$mnt/hinted"
-expect_in out "already aligned 1"
+expect_in out "skipped 1 ("
 expect_exit 0 "${R[@]}" --extsize 64k --rewrite-aligned --json "$mnt/hinted"
 python3 -c 'import json,sys
 f = json.load(open(sys.argv[1]))["files"][0]
