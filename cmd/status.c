@@ -150,6 +150,46 @@ static const char *when(uint64_t usec, char *buf, size_t len)
 	return buf;
 }
 
+/* The fstype of a mark on the filesystem mounted at mountpoint, or NULL. */
+static const char *fstype_at(const struct ea_state *s, const char *mountpoint)
+{
+	size_t n = strlen(mountpoint);
+
+	/* A mark is placed on the filesystem at a rule's directory, below it. */
+	for (size_t i = 0; i < s->n_marks; i++)
+		if (n && !strncmp(s->marks[i].path, mountpoint, n) &&
+		    (s->marks[i].path[n] == '/' || !s->marks[i].path[n] || n == 1))
+			return s->marks[i].fstype;
+	return NULL;
+}
+
+/*
+ * Where the unsupported files were: which rule on which filesystem, and
+ * what would make hints work there.
+ */
+static void print_unsupported(const struct ea_state *s)
+{
+	for (size_t i = 0; i < s->n_rule_stats; i++) {
+		const struct ea_state_rule_stats *rs = &s->rule_stats[i];
+		uint64_t n = rs->v[EA_STAT_FAIL_UNSUPPORTED];
+		const char *fs = fstype_at(s, rs->mountpoint);
+
+		if (!n)
+			continue;
+		printf("           %" PRIu64 " unsupported %s%s on %s%s%s%s\n", n,
+		       *rs->rule ? "under rule " : "(no rule)", rs->rule,
+		       *rs->mountpoint ? rs->mountpoint : "an unknown filesystem", fs ? " (" : "",
+		       fs ? fs : "", fs ? ")" : "");
+		if (fs && !strcmp(fs, "ext4"))
+			puts("             this ext4 keeps no hint: it needs a kernel with the "
+			     "extalign series");
+		else if (fs && strcmp(fs, "xfs"))
+			printf("             %s has no extent size hints (XFS has, and ext4 with "
+			       "the extalign series)\n",
+			       fs);
+	}
+}
+
 static void print_text(const struct ea_state *s, bool alive)
 {
 	const uint64_t *c = s->counters;
@@ -174,6 +214,7 @@ static void print_text(const struct ea_state *s, bool alive)
 	printf("problems:  %" PRIu64 " unsupported, %" PRIu64 " errors, %" PRIu64
 	       " skipped (symlinks, hard links, ...)\n",
 	       c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS], c[EA_CNT_SKIPPED]);
+	print_unsupported(s);
 	printf("events:    %" PRIu64 ", %" PRIu64 " overflows, %" PRIu64 " rescans\n",
 	       c[EA_CNT_EVENTS], c[EA_CNT_OVERFLOWS], c[EA_CNT_RESCANS]);
 	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)%s\n", c[EA_CNT_RELOADS],

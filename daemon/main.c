@@ -126,11 +126,13 @@ static void log_diags(struct daemon *d, const struct ea_diags *diags)
 	for (size_t i = 0; i < diags->n; i++) {
 		const struct ea_diag *g = &diags->items[i];
 
+		/* "file:line: message", as extalign policy check and compilers say it
+		 * (and whole in the journal's MESSAGE=). */
 		if (g->line)
-			log_full(&d->report.log, LOG_ERR, NULL, g->file, 0, "line %u: %s", g->line,
-				 g->msg);
+			log_full(&d->report.log, LOG_ERR, NULL, NULL, 0, "%s:%u: %s", g->file,
+				 g->line, g->msg);
 		else
-			log_full(&d->report.log, LOG_ERR, NULL, g->file, 0, "%s", g->msg);
+			log_full(&d->report.log, LOG_ERR, NULL, NULL, 0, "%s: %s", g->file, g->msg);
 	}
 }
 
@@ -431,7 +433,16 @@ static void reload(struct daemon *d)
 	if (r < 0) {
 		unsigned n = count_diag_errors(&diags);
 
-		log_diags(d, &diags);
+		/* Each line into the errors extalign status shows, not only the log. */
+		for (size_t i = 0; i < diags.n; i++) {
+			const struct ea_diag *g = &diags.items[i];
+			char line[16] = "";
+
+			if (g->line)
+				snprintf(line, sizeof(line), ":%u", g->line);
+			report_error_id(&d->report, MSGID_RELOAD_REFUSED, _EA_STAT_MAX, NULL, 0,
+					NULL, 0, "%s%s: %s", g->file, line, g->msg);
+		}
 		ea_diags_free(&diags);
 		report_error_id(&d->report, MSGID_RELOAD_REFUSED, _EA_STAT_MAX, NULL, 0,
 				d->config ? d->config : EA_POLICY_CONF, r,

@@ -994,10 +994,13 @@ static void check_ties(struct parser *ps)
 			if (b->kind == EA_RULE_DIRECTORY)
 				diag(ps, b->line,
 				     "rule '%s' ties with rule '%s' (%s:%u): same directory %s, "
-				     "and "
-				     "%s; give one a 'match' or a different directory",
+				     "and %s",
 				     b->name, a->name, a->file, a->line, b->directory,
-				     b->n_match ? "both have 'match'" : "neither has 'match'");
+				     b->n_match ? "both have 'match'; drop the 'match' of one (it "
+						  "then covers the other files) or use different "
+						  "directories"
+						: "neither has 'match'; give one a 'match' or a "
+						  "different directory");
 			else
 				diag(ps, b->line,
 				     "rule '%s' ties with rule '%s' (%s:%u): same project %u on "

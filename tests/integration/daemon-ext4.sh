@@ -30,5 +30,9 @@ sleep 1
 [ "$(counter errors)" = 0 ] || fail "unsupported counted as errors"
 grep -q 'STATUS=running: 1 rules, 1 filesystems (fanotify).* 4 unsupported' "$NLOG" ||
 	{ cat "$NLOG"; fail "STATUS= without the unsupported count"; }
+# status names the rule and the filesystem, and what would help (issue 32.6).
+expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"
+expect_in out "4 unsupported under rule db on $M (ext4)"
+expect_in out "it needs a kernel with the extalign series"
 stop_daemon
 echo ok

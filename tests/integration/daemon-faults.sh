@@ -46,6 +46,9 @@ bad_config() { # WHAT
 rm "$CONF"; mkfifo "$CONF"
 bad_config fifo
 grep -q "$CONF: not a regular file" "$DLOG" || { cat "$DLOG"; fail "FIFO not named as such"; }
+# status shows why the reload was refused, not only that it was.
+expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"
+expect_in out "$CONF: not a regular file"
 rm "$CONF"; mkdir "$CONF"
 bad_config dir
 # A symlink is the admin's choice (configuration management): followed.

@@ -65,10 +65,12 @@ echo "[rule broken" >>"$CONF"
 kill -HUP "$DAEMON_PID"
 wait_until 5 grep -q "MESSAGE_ID=$(id_of RELOAD_REFUSED)\$" "$JLOG" ||
 	{ cat "$JLOG"; fail "no entry with the refused reload's MESSAGE_ID"; }
-entry_with "MESSAGE_ID=$(id_of RELOAD_REFUSED)" >"$WORK/refused"
-grep -qx "PATH=$CONF" "$WORK/refused" && grep -qx 'PRIORITY=3' "$WORK/refused" &&
+entry_with "PATH=$CONF" >"$WORK/refused"
+grep -qx "MESSAGE_ID=$(id_of RELOAD_REFUSED)" "$WORK/refused" && grep -qx 'PRIORITY=3' "$WORK/refused" &&
 	grep -q '^MESSAGE=new configuration has 1 errors, keeping the old rules' "$WORK/refused" ||
 	{ cat "$WORK/refused"; fail "the refused reload's entry lacks its fields"; }
+# And one entry for each line that was wrong, "file:line: message".
+grep -q "MESSAGE=$CONF:[0-9]*: " "$JLOG" || { cat "$JLOG"; fail "the refused line has no entry"; }
 cp "$WORK/good.conf" "$CONF"
 [ ! -s "$DLOG" ] || { cat "$DLOG"; fail "journal target but messages on stderr"; }
 wait_until 3 notify_at_least WATCHDOG=1 3 || fail "no WATCHDOG=1 pings"

@@ -71,13 +71,16 @@ wait_until 5 has_id "$late" || { jctl -o export | tail -40; fail "no entry with 
 fields "$late" >"$WORK/late"
 # CODE_FILE= and CODE_FUNC= name where the message is made, not the logger.
 for f in "SYSLOG_IDENTIFIER=extalignd" "_PID=$DAEMON_PID" "RULE=ev" "PATH=$M/ev/late" "PRIORITY=6" \
-	"CODE_FILE=daemon/apply.c" "CODE_FUNC=list_late"; do
+	"CODE_FILE=daemon/name-report.c" "CODE_FUNC=report_late"; do
 	grep -qx "$f" "$WORK/late" || { cat "$WORK/late"; fail "late file entry: no $f"; }
 done
 echo "[rule broken" >>"$CONF"
 kill -HUP "$DAEMON_PID"
 wait_until 5 has_id "$refused" || { jctl -o export | tail -40; fail "no entry with the refused reload's MESSAGE_ID"; }
-fields "$refused" >"$WORK/refused"
+# The summary entry (each wrong line has an entry of its own, without PATH=).
+jctl -o export "MESSAGE_ID=$refused" "PATH=$CONF" | awk 'NF == 0 { exit } { print }' >"$WORK/refused"
+jctl -o cat "MESSAGE_ID=$refused" | grep -q "^$CONF:[0-9]*: " ||
+	{ jctl -o cat "MESSAGE_ID=$refused"; fail "no entry for the refused line"; }
 for f in "_PID=$DAEMON_PID" "PATH=$CONF" "PRIORITY=3" "CODE_FILE=daemon/main.c" "CODE_FUNC=reload"; do
 	grep -qx "$f" "$WORK/refused" || { cat "$WORK/refused"; fail "refused reload entry: no $f"; }
 done

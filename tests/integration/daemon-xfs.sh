@@ -104,8 +104,8 @@ printf '[rule broken]\ndirectory = relative/path\nextsize = banana\n' >"$CONF"
 reload_and_wait
 grep -q 'MONOTONIC_USEC=' "$NLOG" || fail "RELOADING=1 without MONOTONIC_USEC="
 grep -q 'STATUS=reload failed' "$NLOG" || fail "STATUS= does not say the reload failed"
-grep -q "$CONF: line 2" "$DLOG" || { cat "$DLOG"; fail "error on line 2 not logged"; }
-grep -q "$CONF: line 3" "$DLOG" || { cat "$DLOG"; fail "error on line 3 not logged"; }
+grep -q "$CONF:2: " "$DLOG" || { cat "$DLOG"; fail "error on line 2 not logged"; }
+grep -q "$CONF:3: " "$DLOG" || { cat "$DLOG"; fail "error on line 3 not logged"; }
 touch "$M/ev/after-bad-reload"
 expect_extsize "$M/ev/after-bad-reload" 131072
 # The reload sequence: RELOADING=1 comes before the READY=1 that ends it.

@@ -68,7 +68,7 @@ rc=0
 timeout 10 "$EXTALIGND" --foreground --config "$CONF" --state-dir "$RUNDIR" \
 	--log-target stderr >/dev/null 2>"$WORK/derr" || rc=$?
 [ "$rc" != 0 ] || fail "extalignd started on a refused configuration"
-grep -qE "$CONF(: line |:)2:" "$WORK/derr" || { cat "$WORK/derr"; fail "extalignd does not say file:line"; }
+grep -q "$CONF:2: " "$WORK/derr" || { cat "$WORK/derr"; fail "extalignd does not say file:line"; }
 
 # A sticky world-writable directory (/tmp) keeps others from replacing
 # root's link: accepted.

@@ -16,23 +16,29 @@ static const struct {
 } cases[] = {
 	/* Unpatched ext4: ioctl returns 0, read-back shows nothing kept. */
 	{ { "ext4", -EOPNOTSUPP, EA_DROPPED_EXTSIZE, false, false },
-	  "this kernel's ext4 does not support extent size hints",
+	  "this kernel's ext4 does not support extent size hints: it needs a kernel with the "
+	  "extalign ext4 series (extalign(8))",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	{ { "ext4", -EOPNOTSUPP, EA_DROPPED_INHERIT, false, false },
-	  "this kernel's ext4 does not support extent size hint inheritance on directories",
+	  "this kernel's ext4 does not support extent size hint inheritance on directories: it "
+	  "needs a kernel with the extalign ext4 series (extalign(8))",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	{ { "xfs", -EOPNOTSUPP, EA_DROPPED_FORCEALIGN, false, true },
-	  "this kernel's xfs does not support forcealign",
+	  "this kernel's xfs does not support forcealign; XFS aligns extents on the device "
+	  "with stripe alignment instead (mkfs.xfs -d su=SIZE,sw=1, mount -o swalloc)",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	/* XFS today refuses the forcealign bit outright. */
 	{ { "xfs", -EOPNOTSUPP, 0, false, true },
-	  "this kernel's xfs does not support forcealign",
+	  "this kernel's xfs does not support forcealign; XFS aligns extents on the device "
+	  "with stripe alignment instead (mkfs.xfs -d su=SIZE,sw=1, mount -o swalloc)",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	{ { "tmpfs", -ENOTTY, 0, false, false },
-	  "tmpfs does not support extent size hints",
+	  "tmpfs does not support extent size hints (XFS does, and ext4 with the extalign "
+	  "kernel series)",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	{ { "btrfs", -EOPNOTSUPP, 0, false, false },
-	  "btrfs does not support extent size hints",
+	  "btrfs does not support extent size hints (XFS does, and ext4 with the extalign "
+	  "kernel series)",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	{ { "xfs", -EINVAL, 0, true, false },
 	  "has data; an extent size hint can only be set on an "
@@ -50,7 +56,9 @@ static const struct {
 	  "this kernel's xfs did not remove the hint",
 	  EA_HINT_FAIL_UNSUPPORTED },
 	{ { NULL, -ENOTTY, 0, false, false },
-	  "this filesystem does not support extent size hints",
+	  "this filesystem does not support extent size hints (XFS does, and ext4 with the "
+	  "extalign "
+	  "kernel series)",
 	  EA_HINT_FAIL_UNSUPPORTED },
 };
 
