@@ -4,7 +4,9 @@
  * directories.  Two phases: every path and value is checked before the first
  * change, so a bad argument changes nothing.
  */
+#include <dirent.h>
 #include <err.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/size.h"
+#include "extalign/walk.h"
 
 struct set_opts {
 	uint32_t extsize;
@@ -180,6 +183,41 @@ static int set_tree(const struct target *t, const struct set_opts *o)
 	return r;
 }
 
+/*
+ * A directory's hint is inherited by what is made in it from now on; the
+ * subdirectories it has already keep what they had.  Say so, with the way
+ * to reach them, rather than leave the tree half done in silence.
+ */
+static void note_subdirs(const struct target *t, const struct set_opts *o)
+{
+	struct ea_dir_list l = { 0 };
+	unsigned subdirs = 0;
+
+	if (!o->extsize || !o->inherit || ea_dir_list_read(t->fd, 65536, &l) < 0)
+		return;
+	for (size_t i = 0; i < l.n; i++) {
+		_cleanup_close_ int fd = -1;
+		struct fsxattr fsx;
+
+		if (l.v[i]->type != DT_DIR && l.v[i]->type != DT_UNKNOWN)
+			continue;
+		fd = openat(t->fd, l.v[i]->name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+		/* A subdirectory that already hands this hint down is fine. */
+		if (fd >= 0 &&
+		    (ea_fsx_get(fd, &fsx) < 0 || !(fsx.fsx_xflags & FS_XFLAG_EXTSZINHERIT) ||
+		     fsx.fsx_extsize != o->extsize))
+			subdirs++;
+	}
+	ea_dir_list_free(&l);
+	if (subdirs)
+		warnx_path(t->path,
+			   "new files here inherit the hint, but %u existing "
+			   "subdirector%s do%s not; use -R to give %s the hint too",
+			   subdirs, subdirs == 1 ? "y" : "ies", subdirs == 1 ? "es" : "",
+			   subdirs == 1 ? "it" : "them");
+}
+
 int cmd_set(int argc, char **argv)
 {
 	enum { OPT_NO_FORCE = 256, OPT_NO_INHERIT };
@@ -265,13 +303,15 @@ int cmd_set(int argc, char **argv)
 
 	for (int i = 0; i < n; i++) {
 		const struct target *t = &targets[i];
+		int r = EXIT_OK;
 
 		if (o.recursive && S_ISDIR(t->st.st_mode))
 			status = exit_worst(status, set_tree(t, &o));
 		else if (o.recursive && target_has_data(t))
 			printf("%s: has data, left alone (realignment candidate)\n", t->path);
-		else
-			status = exit_worst(status, apply(t, &o));
+		else if ((r = apply(t, &o)) == EXIT_OK && S_ISDIR(t->st.st_mode))
+			note_subdirs(t, &o);
+		status = exit_worst(status, r);
 	}
 out:
 	for (int i = 0; i < n; i++)
