@@ -147,6 +147,7 @@ install: $(PROGRAMS)
 	$(Q)$(INSTALL) -Dm644 etc/extalign.conf.5 $(DESTDIR)$(MANDIR)/man5/extalign.conf.5
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm755 $(B)/extalignd $(DESTDIR)$(SBINDIR)/extalignd)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8)
+	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 completions/extalignd $(DESTDIR)$(BASHCOMPDIR)/extalignd)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.catalog $(DESTDIR)$(CATALOGDIR)/extalignd.catalog)
 	$(Q)$(foreach u,$(wildcard etc/*.service etc/*.timer),\
 		$(INSTALL) -d $(DESTDIR)$(UNITDIR) && \
@@ -168,6 +169,7 @@ uninstall:
 	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/extalign $(DESTDIR)$(SBINDIR)/extalignd \
 		$(DESTDIR)$(MANDIR)/man8/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8 \
 		$(DESTDIR)$(MANDIR)/man5/extalign.conf.5 $(DESTDIR)$(BASHCOMPDIR)/extalign \
+		$(DESTDIR)$(BASHCOMPDIR)/extalignd \
 		$(DESTDIR)$(CATALOGDIR)/extalignd.catalog \
 		$(foreach u,$(wildcard etc/*.service etc/*.timer),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(CONF).new

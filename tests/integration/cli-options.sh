@@ -93,6 +93,24 @@ if [ -f /usr/share/bash-completion/bash_completion ]; then
 			sed 's/=$//' | grep -v -- '^--help$' | sort -u | tr '\n' ' ')
 		[ "$want" = "$got" ] || fail "completion of '$c': '$got', --help: '$want'"
 	done
+	# extalignd's own completion, against its --help too.
+	want=$("$EXTALIGND" --help | grep -o -- '--[a-z][a-z-]*' | sort -u | tr '\n' ' ')
+	got=$(bash -c '. /usr/share/bash-completion/bash_completion; . "$0"
+		COMP_WORDS=(extalignd --); COMP_CWORD=1; COMP_LINE="extalignd --"; COMP_POINT=12
+		_extalignd; printf "%s\n" "${COMPREPLY[@]}"' "$TOP/completions/extalignd" |
+		sort -u | tr '\n' ' ')
+	[ "$want" = "$got" ] || fail "completion of extalignd: '$got', --help: '$want'"
+	got=$(bash -c '. /usr/share/bash-completion/bash_completion; . "$0"
+		COMP_WORDS=(extalignd --watch f); COMP_CWORD=2; COMP_LINE="extalignd --watch f"
+		COMP_POINT=${#COMP_LINE}; _extalignd; echo "${COMPREPLY[*]}"' "$TOP/completions/extalignd")
+	[ "$got" = fanotify ] || fail "completion of 'extalignd --watch f' gave '$got'"
+	# "-o NAME,MAJ:<TAB>": bash splits the word at ':' (COMP_WORDBREAKS);
+	# what replaces the text after the ':' is the rest of MAJ:MIN.
+	got=$(bash -c '. /usr/share/bash-completion/bash_completion; . "$0"
+		COMP_WORDS=(extalign devices -o NAME,MAJ :); COMP_CWORD=4
+		COMP_LINE="extalign devices -o NAME,MAJ:"; COMP_POINT=${#COMP_LINE}
+		_extalign_module; echo "${COMPREPLY[*]}"' "$TOP/completions/extalign")
+	[ "$got" = MIN ] || fail "completion of '-o NAME,MAJ:' gave '$got'"
 fi
 
 # extalign(8) documents every long option of every --help.
