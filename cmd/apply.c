@@ -300,9 +300,10 @@ static void summary(const struct apply_run *run)
 	       run->dirs, w, run->files, w, run->cleared, w, run->in_line);
 	if (run->realignable && run->policy->n_files == 1) {
 		/* realign --config reads one file: the one that was read here. */
-		printf("%u files with data are realignment candidates: run extalign realign "
-		       "--config ",
-		       run->realignable);
+		printf("%u %s with data %s realignment %s: run extalign realign --config ",
+		       run->realignable, PLURAL(run->realignable, "file", "files"),
+		       PLURAL(run->realignable, "is a", "are"),
+		       PLURAL(run->realignable, "candidate", "candidates"));
 		print_shell_word(run->policy->files[0]);
 		for (size_t i = 0; i < run->n_cand_trees; i++) {
 			putchar(' ');
@@ -310,14 +311,18 @@ static void summary(const struct apply_run *run)
 		}
 		putchar('\n');
 	} else if (run->realignable) {
-		printf("%u files with data are realignment candidates (extalign realign --config "
+		printf("%u %s with data %s realignment %s (extalign realign --config "
 		       "FILE PATH... reads one configuration file, not the drop-ins; %s)\n",
-		       run->realignable, run->o->verbose ? "listed above" : "--verbose lists them");
+		       run->realignable, PLURAL(run->realignable, "file", "files"),
+		       PLURAL(run->realignable, "is a", "are"),
+		       PLURAL(run->realignable, "candidate", "candidates"),
+		       run->o->verbose ? "listed above" : "--verbose lists them");
 	}
 	if (others)
-		printf("%u files with data are under rules without 'realign = yes' (%s; "
+		printf("%u %s with data %s under rules without 'realign = yes' (%s; "
 		       "'extalign realign --extsize SIZE FILE...' rewrites them)\n",
-		       others, run->o->verbose ? "listed above" : "--verbose lists them");
+		       others, PLURAL(others, "file", "files"), PLURAL(others, "is", "are"),
+		       run->o->verbose ? "listed above" : "--verbose lists them");
 	if (run->skipped || run->uncovered)
 		printf("%u skipped (symlinks, devices, other filesystems), %u under no rule\n",
 		       run->skipped, run->uncovered);

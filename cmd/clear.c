@@ -109,9 +109,10 @@ int cmd_clear(int argc, char **argv)
 		status = exit_worst(status, walk_targets(&targets[i], &spec));
 	}
 	if (recursive)
-		printf("%u cleared; %u files with data keep their hint (a hint cannot be "
+		printf("%u cleared; %u %s with data %s hint (a hint cannot be "
 		       "removed from a file with data)\n",
-		       run.cleared, run.kept);
+		       run.cleared, run.kept, PLURAL(run.kept, "file", "files"),
+		       PLURAL(run.kept, "keeps its", "keep their"));
 out:
 	for (int i = 0; i < n; i++)
 		target_close(&targets[i]);

@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "escape.h"
 #include "config.h"
+#include "openers.h"
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/policy.h"
@@ -440,6 +441,14 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 			       human(a, sizeof(a), r->space.available));
 			return;
 		}
+		if (r->skip == EA_SKIP_OPEN || r->skip == EA_SKIP_LEASE_BROKEN) {
+			char who[160];
+
+			/* Which process: the admin's next question. */
+			printf("%s: skipped: %s%s\n", path, ea_realign_skip_str(r->skip),
+			       openers_text(path, who, sizeof(who)));
+			return;
+		}
 		printf("%s: skipped: %s\n", path, ea_realign_skip_str(r->skip));
 		return;
 	case EA_REALIGN_UNSUPPORTED:
@@ -604,14 +613,14 @@ static void summary(struct job *j, uint64_t el)
 	}
 	if (j->o.dry_run)
 		/* One file at a time: the largest copy is what must fit at once. */
-		printf("would realign %u of %zu files (%s to copy, at most %s free space needed "
+		printf("would realign %u of %zu %s (%s to copy, at most %s free space needed "
 		       "at once)",
-		       j->outcomes[EA_REALIGN_WOULD], j->n, human(a, sizeof(a), j->to_copy),
-		       human(b, sizeof(b), j->need_max));
+		       j->outcomes[EA_REALIGN_WOULD], j->n, PLURAL(j->n, "file", "files"),
+		       human(a, sizeof(a), j->to_copy), human(b, sizeof(b), j->need_max));
 	else
-		printf("realigned %u of %zu files (%s copied in %.1f s, %s/s)",
-		       j->outcomes[EA_REALIGN_DONE], j->n, human(a, sizeof(a), j->copied),
-		       (double)el / 1e9,
+		printf("realigned %u of %zu %s (%s copied in %.1f s, %s/s)",
+		       j->outcomes[EA_REALIGN_DONE], j->n, PLURAL(j->n, "file", "files"),
+		       human(a, sizeof(a), j->copied), (double)el / 1e9,
 		       human(b, sizeof(b),
 			     el ? (uint64_t)((double)j->copied * 1e9 / (double)el) : 0));
 	if (j->outcomes[EA_REALIGN_HINT_SET])

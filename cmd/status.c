@@ -201,7 +201,7 @@ static void print_text(const struct ea_state *s, bool alive)
 	else
 		printf("extalignd: not running (last state from pid %d, %s)\n", (int)s->pid,
 		       when(s->updated_usec, buf, sizeof(buf)));
-	printf("config:    %s, %u rules\n", s->config, s->rules);
+	printf("config:    %s, %u %s\n", s->config, s->rules, PLURAL(s->rules, "rule", "rules"));
 	printf("watcher:   %s\n", s->watcher);
 	for (size_t i = 0; i < s->n_marks; i++)
 		printf("%s%s (%s, %s)\n", i ? "           " : "marks:     ", s->marks[i].path,

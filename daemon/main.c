@@ -178,12 +178,15 @@ static void daemon_notify_status(struct daemon *d)
 	const uint64_t *c = d->report.counters;
 
 	sd_notifyf(0,
-		   "STATUS=%s: %zu rules, %zu filesystems (%s), %" PRIu64 " hinted, %" PRIu64
-		   " inherited, %" PRIu64 " late, %" PRIu64 " unsupported, %" PRIu64 " errors",
-		   d->phase, d->policy ? d->policy->n_rules : 0, d->watch.n_marks, watcher_name(d),
+		   "STATUS=%s: %zu %s, %zu %s (%s), %" PRIu64 " hinted, %" PRIu64
+		   " inherited, %" PRIu64 " late, %" PRIu64 " unsupported, %" PRIu64 " %s",
+		   d->phase, d->policy ? d->policy->n_rules : 0,
+		   PLURAL(d->policy ? d->policy->n_rules : 0, "rule", "rules"), d->watch.n_marks,
+		   PLURAL(d->watch.n_marks, "filesystem", "filesystems"), watcher_name(d),
 		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_INHERIT],
 		   c[EA_CNT_FILES_INHERITED] + c[EA_CNT_DIRS_INHERITED], c[EA_CNT_FILES_LATE],
-		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS]);
+		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS],
+		   PLURAL(c[EA_CNT_ERRORS], "error", "errors"));
 }
 
 /*
@@ -446,15 +449,16 @@ static void reload(struct daemon *d)
 		ea_diags_free(&diags);
 		report_error_id(&d->report, MSGID_RELOAD_REFUSED, _EA_STAT_MAX, NULL, 0,
 				d->config ? d->config : EA_POLICY_CONF, r,
-				"new configuration has %u errors, keeping the old rules", n);
+				"new configuration has %u %s, keeping the old rules", n,
+				PLURAL(n, "error", "errors"));
 		d->report.counters[EA_CNT_RELOAD_FAILURES]++;
 		d->last_reload = "refused";
 		d->phase = "running";
 		publish(d);
 		/* After publish(): this STATUS= is the one a watcher should see. */
-		sd_notifyf(0,
-			   "READY=1\nSTATUS=reload failed (%u errors), old rules kept: %zu rules",
-			   n, d->policy->n_rules);
+		sd_notifyf(0, "READY=1\nSTATUS=reload failed (%u %s), old rules kept: %zu %s", n,
+			   PLURAL(n, "error", "errors"), d->policy->n_rules,
+			   PLURAL(d->policy->n_rules, "rule", "rules"));
 		return;
 	}
 	ea_diags_free(&diags);
@@ -466,7 +470,8 @@ static void reload(struct daemon *d)
 	d->report.counters[EA_CNT_RELOADS]++;
 	d->last_reload = "ok";
 	d->phase = "running";
-	log_msg(d, LOG_INFO, "configuration reloaded: %zu rules", p->n_rules);
+	log_msg(d, LOG_INFO, "configuration reloaded: %zu %s", p->n_rules,
+		PLURAL(p->n_rules, "rule", "rules"));
 	publish(d);
 	sd_notify(0, "READY=1");
 }
@@ -958,14 +963,16 @@ int main(int argc, char **argv)
 		log_diags(&d, &diags);
 		log_id(&d.report.log, MSGID_CONFIG_REFUSED, LOG_ERR, NULL,
 		       d.config ? d.config : EA_POLICY_CONF, r,
-		       "configuration has %u errors, not starting", count_diag_errors(&diags));
+		       "configuration has %u %s, not starting", count_diag_errors(&diags),
+		       PLURAL(count_diag_errors(&diags), "error", "errors"));
 		ea_diags_free(&diags);
 		return 1;
 	}
 	set_policy(&d, p);
 	if (check) {
-		printf("%s: %zu rules, %zu trees to watch\n", d.config ? d.config : EA_POLICY_CONF,
-		       p->n_rules, p->n_watch);
+		printf("%s: %zu %s, %zu %s to watch\n", d.config ? d.config : EA_POLICY_CONF,
+		       p->n_rules, PLURAL(p->n_rules, "rule", "rules"), p->n_watch,
+		       PLURAL(p->n_watch, "tree", "trees"));
 		daemon_free(&d);
 		return 0;
 	}
@@ -1028,8 +1035,9 @@ int main(int argc, char **argv)
 	}
 	apply_rescan(&d.apply, false);
 	d.phase = "running";
-	log_msg(&d, LOG_INFO, "watching %zu filesystems with %s for %zu rules", d.watch.n_marks,
-		watcher_name(&d), d.policy->n_rules);
+	log_msg(&d, LOG_INFO, "watching %zu %s with %s for %zu %s", d.watch.n_marks,
+		PLURAL(d.watch.n_marks, "filesystem", "filesystems"), watcher_name(&d),
+		d.policy->n_rules, PLURAL(d.policy->n_rules, "rule", "rules"));
 	publish(&d);
 	if (d.watch.backend == EA_WATCH_INOTIFY)
 		sd_notify(0, "READY=1");

@@ -15,6 +15,8 @@
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* The word for n things: PLURAL(n, "file", "files"). */
+#define PLURAL(n, one, many) ((n) == 1 ? (one) : (many))
 
 static inline void freep(void *p)
 {

@@ -29,7 +29,7 @@ has_xflag "$mnt/db" 0x1000 && fail "--dry-run changed a directory"
 
 expect_exit 0 "$EXTALIGN" apply --verbose --config "$WORK/conf"
 expect_in out "$mnt/db/a/full.ibd: has data, left alone (realignment candidate, rule 'db')"
-expect_in out "1 files with data are under rules without 'realign = yes'"
+expect_in out "1 file with data is under rules without 'realign = yes'"
 for f in db/t1.ibd db/a/b/t2.ibd; do
 	[ "$(xfs_extsize "$mnt/$f")" = 65536 ] || fail "$f not hinted"
 done

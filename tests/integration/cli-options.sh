@@ -56,7 +56,7 @@ expect_in out "$mnt/t/a/e2"
 python3 -c 'import json,sys; f = json.load(open(sys.argv[1]))["files"]; assert len(f) == 3, f' "$WORK/out" ||
 	fail "check -R does not check the three files"
 expect_exit 0 "$EXTALIGN" clear -R "$mnt/t"
-expect_in out "4 cleared; 1 files with data keep their hint"
+expect_in out "4 cleared; 1 file with data keeps its hint"
 [ "$(xfs_extsize "$mnt/t/a/e2")" = 0 ] || fail "clear -R left a hint"
 
 # JSON keys: '_' only, in every command's JSON.

@@ -28,7 +28,7 @@ sleep 1
 [ "$(counter unsupported)" = "$u" ] && [ "$(counter events)" = "$e" ] ||
 	fail "the daemon keeps retrying unsupported files"
 [ "$(counter errors)" = 0 ] || fail "unsupported counted as errors"
-grep -q 'STATUS=running: 1 rules, 1 filesystems (fanotify).* 4 unsupported' "$NLOG" ||
+grep -q 'STATUS=running: 1 rule, 1 filesystem (fanotify).* 4 unsupported' "$NLOG" ||
 	{ cat "$NLOG"; fail "STATUS= without the unsupported count"; }
 # status names the rule and the filesystem, and what would help (issue 32.6).
 expect_exit 0 "$EXTALIGN" status --state-dir "$RUNDIR"

@@ -11,7 +11,7 @@ daemon_xfs ev
 } >"$CONF"
 
 start_daemon "$CONF" --watch inotify
-grep -q 'STATUS=running: 2 rules, 1 filesystems (inotify)' "$NLOG" || { cat "$NLOG"; fail "not inotify"; }
+grep -q 'STATUS=running: 2 rules, 1 filesystem (inotify)' "$NLOG" || { cat "$NLOG"; fail "not inotify"; }
 touch "$M/ev/a"
 expect_extsize "$M/ev/a" 131072
 # A new directory gets its own watch; what was made in it before that

@@ -67,7 +67,7 @@ wait_until 5 grep -q "MESSAGE_ID=$(id_of RELOAD_REFUSED)\$" "$JLOG" ||
 	{ cat "$JLOG"; fail "no entry with the refused reload's MESSAGE_ID"; }
 entry_with "PATH=$CONF" >"$WORK/refused"
 grep -qx "MESSAGE_ID=$(id_of RELOAD_REFUSED)" "$WORK/refused" && grep -qx 'PRIORITY=3' "$WORK/refused" &&
-	grep -q '^MESSAGE=new configuration has 1 errors, keeping the old rules' "$WORK/refused" ||
+	grep -q '^MESSAGE=new configuration has 1 error, keeping the old rules' "$WORK/refused" ||
 	{ cat "$WORK/refused"; fail "the refused reload's entry lacks its fields"; }
 # And one entry for each line that was wrong, "file:line: message".
 grep -q "MESSAGE=$CONF:[0-9]*: " "$JLOG" || { cat "$JLOG"; fail "the refused line has no entry"; }

@@ -85,7 +85,7 @@ for f in "_PID=$DAEMON_PID" "PATH=$CONF" "PRIORITY=3" "CODE_FILE=daemon/main.c" 
 	grep -qx "$f" "$WORK/refused" || { cat "$WORK/refused"; fail "refused reload entry: no $f"; }
 done
 # Routine messages have no ID.
-jctl -o export MESSAGE='watching 1 filesystems with fanotify for 2 rules' >"$WORK/routine"
+jctl -o export MESSAGE='watching 1 filesystem with fanotify for 2 rules' >"$WORK/routine"
 grep -q '^SYSLOG_IDENTIFIER=extalignd$' "$WORK/routine" || { jctl -o export | tail -40; fail "no start-up message"; }
 grep -q '^MESSAGE_ID=' "$WORK/routine" && fail "a routine message has a MESSAGE_ID"
 # Made now: its files are hinted after all.

@@ -9,7 +9,7 @@ conf_db_ev >"$CONF"
 
 start_daemon "$CONF"
 # READY=1 comes once the mark is placed, STATUS= "running" after the scan.
-wait_until 5 grep -q 'STATUS=running: 2 rules, 1 filesystems (fanotify), [0-9]* hinted' "$NLOG" ||
+wait_until 5 grep -q 'STATUS=running: 2 rules, 1 filesystem (fanotify), [0-9]* hinted' "$NLOG" ||
 	{ cat "$NLOG"; fail "STATUS= does not name rules, filesystems and counts"; }
 
 # The start-up scan gave the rule directory inheritance; "inherit = no" none.

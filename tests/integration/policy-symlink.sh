@@ -34,7 +34,7 @@ PY
 
 # The daemon watches the resolved tree and hints new files there.
 start_daemon "$CONF"
-wait_until 5 grep -q 'STATUS=running: 1 rules, 1 filesystems' "$NLOG" ||
+wait_until 5 grep -q 'STATUS=running: 1 rule, 1 filesystem' "$NLOG" ||
 	{ cat "$NLOG" "$DLOG"; fail "extalignd does not watch the linked datadir"; }
 expect_extsize "$M/srv/mysql" 65536
 touch "$M/var/lib/mysql/new.ibd"

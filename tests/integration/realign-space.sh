@@ -32,7 +32,7 @@ assert abs(f["space_free"] - int(sys.argv[2])) < 4 * MiB, f
 PY
 expect_exit 1 "${R[@]}" --extsize 64k "$f"
 expect_in out "skipped: not enough free space for the copy (needs 140."
-expect_in out "realigned 0 of 1 files (0B copied"
+expect_in out "realigned 0 of 1 file (0B copied"
 grep -q "discarded" "$WORK/out" && fail "a copy was started and thrown away"
 [ "$(sha256sum <"$f")" = "$h" ] || fail "content changed"
 [ "$(xfs_extsize "$f")" = 0 ] || fail "the file was replaced"
@@ -50,7 +50,7 @@ for _ in $(seq 100); do
 done
 expect_exit 0 "${R[@]}" --extsize 64k --dry-run "$f"
 expect_in out "$f: would realign (hint and extents): copy 140.0M, needs 140."
-expect_in out "would realign 1 of 1 files (140.0M to copy, at most 140."
+expect_in out "would realign 1 of 1 file (140.0M to copy, at most 140."
 expect_exit 0 "${R[@]}" --extsize 64k --json "$f"
 python3 -c 'import json,sys
 d = json.load(open(sys.argv[1]))

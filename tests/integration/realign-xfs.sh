@@ -145,6 +145,8 @@ expect_in out "hard-linked"
 exec 3<"$s/open"
 expect_exit 1 "${R[@]}" --extsize 64k "$s/open"
 expect_in out "open by another process"
+# Which one: this shell, which holds fd 3 (issue 32.6).
+expect_in out "pid $$ bash"
 exec 3<&-
 expect_exit 0 "${R[@]}" --extsize 64k "$s/open"
 
