@@ -58,6 +58,9 @@ enum {
 	COL_STATXMIN,
 	COL_STATXMAX,
 	COL_PROBE,
+	COL_UNTORN,
+	COL_SWMIN,
+	COL_SWMAX,
 	COL_REASON,
 	COL_COUNT,
 };
@@ -96,11 +99,12 @@ static const struct column {
 	[COL_HWLIMIT] = { "HW-LIMIT", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
 			  "sysfs atomic_write_max_bytes" },
 	[COL_ATOMIC] = { "ATOMIC", 5, 0, SCOLS_JSON_STRING,
-			 "verdict: yes, none, unsupported or unknown" },
+			 "hardware atomic writes: yes, none, unsupported or unknown (XFS until "
+			 "--probe)" },
 	[COL_AWUMIN] = { "AWU-MIN", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			 "smallest atomic write unit of the verdict" },
+			 "smallest hardware atomic write unit" },
 	[COL_AWUMAX] = { "AWU-MAX", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
-			 "largest atomic write unit of the verdict" },
+			 "largest hardware atomic write unit" },
 	[COL_STATX] = { "STATX", 5, 0, SCOLS_JSON_STRING,
 			"statx(STATX_WRITE_ATOMIC): yes, none, unsupported (not asked: empty)" },
 	[COL_STATXMIN] = { "STATX-MIN", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
@@ -109,6 +113,13 @@ static const struct column {
 			   "statx stx_atomic_write_unit_max" },
 	[COL_PROBE] = { "PROBE", 6, 0, SCOLS_JSON_STRING,
 			"--probe, fs rows: file measured, hinted (extsize+forcealign) or plain" },
+	[COL_UNTORN] = { "UNTORN", 8, 0, SCOLS_JSON_STRING,
+			 "--probe: who keeps a write untorn: hardware, software, "
+			 "hardware+software or none" },
+	[COL_SWMIN] = { "SW-MIN", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			"--probe: smallest unit of the filesystem's software fallback" },
+	[COL_SWMAX] = { "SW-MAX", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER,
+			"--probe: largest unit of the filesystem's software fallback" },
 	[COL_REASON] = { "REASON", 0.3, SCOLS_FL_TRUNC, SCOLS_JSON_STRING, "why, in words" },
 };
 
@@ -244,6 +255,25 @@ static void set_verdict(const struct ctx *c, struct libscols_line *ln, int state
 		set_size(c, ln, min_col, a->unit_min);
 		set_size(c, ln, max_col, a->unit_max);
 	}
+}
+
+/*
+ * UNTORN and the software range from a statx answer; where the rules could
+ * not tell the hardware verdict without one (XFS), the answer decides it.
+ */
+static void set_untorn(const struct ctx *c, struct libscols_line *ln, enum ea_atomic_fs fs,
+		       const struct ea_atomic *dev, const struct ea_atomic *statx,
+		       struct ea_atomic *hw)
+{
+	struct ea_untorn_verdict v;
+
+	if (ea_atomic_untorn(fs, dev, statx, &v) == EA_UNTORN_UNKNOWN)
+		return;
+	set_data(c, ln, COL_UNTORN, ea_untorn_str(v.by));
+	set_size(c, ln, COL_SWMIN, v.sw_min);
+	set_size(c, ln, COL_SWMAX, v.sw_max);
+	if (hw->state == EA_ATOMIC_UNKNOWN)
+		*hw = v.hw;
 }
 
 /* REASON: the verdict's reason and up to two notes, "; "-separated. */
@@ -414,27 +444,34 @@ static void add_fs_line(struct ctx *c, size_t i)
 	if (f.cluster_size)
 		set_size(c, ln, COL_CLUSTER, f.cluster_size);
 	ea_atomic_for_fs(&f, dev, &a);
-	set_verdict(c, ln, COL_ATOMIC, &a);
 	if (r == 0) {
 		if (f.extsize)
 			set_size(c, ln, COL_EXTSIZE, f.extsize);
 		set_data(c, ln, COL_FORCEALIGN, f.forcealign ? "yes" : "no");
 		set_verdict(c, ln, COL_STATX, &p.atomic);
 		set_data(c, ln, COL_PROBE, ea_probe_file_str(p.file));
+		set_untorn(c, ln, f.fs, dev, &p.atomic, &a);
 	}
+	set_verdict(c, ln, COL_ATOMIC, &a);
 	/* The cluster only matters when the device below can write atomically. */
 	set_reason(c, ln, a.reason, dev->state == EA_ATOMIC_YES ? note : NULL, pnote);
 }
 
-/* A PATH argument: a row under its filesystem with the file's own verdict. */
+/*
+ * A PATH argument: a row under its filesystem with the file's own verdict;
+ * a directory's (TYPE dir) is what the files made in it inherit, and statx
+ * has nothing to say of a directory.
+ */
 static int add_file_line(struct ctx *c, const char *path, size_t i)
 {
 	const struct ea_mount *m = mount_of(c, &c->devs[i]);
+	const struct ea_atomic *dev = &c->devs[i].atomic;
 	_cleanup_close_ int fd = -1;
 	struct ea_atomic_fsfacts f;
 	struct libscols_line *ln;
 	struct fsxattr fsx;
 	struct ea_atomic a;
+	struct stat st;
 	const char *note;
 
 	if (!m || !c->fslines[i]) {
@@ -443,7 +480,7 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 	}
 	fs_facts(c, i, m, &f, &note);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		warn_path(path);
 		return EXIT_FAILED;
 	}
@@ -455,18 +492,15 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 	}
 	ln = new_line(c, c->fslines[i]);
 	set_data(c, ln, COL_NAME, path);
-	set_data(c, ln, COL_TYPE, "file");
+	set_data(c, ln, COL_TYPE, S_ISDIR(st.st_mode) ? "dir" : "file");
 	set_data(c, ln, COL_FSTYPE, m->fstype);
 	if (f.block_size)
 		set_size(c, ln, COL_BLOCK, f.block_size);
 	if (f.extsize)
 		set_size(c, ln, COL_EXTSIZE, f.extsize);
 	set_data(c, ln, COL_FORCEALIGN, f.forcealign ? "yes" : "no");
-	ea_atomic_for_fs(&f, &c->devs[i].atomic, &a);
-	set_verdict(c, ln, COL_ATOMIC, &a);
-	/* The cluster only matters when the device below can write atomically. */
-	set_reason(c, ln, a.reason, c->devs[i].atomic.state == EA_ATOMIC_YES ? note : NULL, NULL);
-	if (c->probe) {
+	ea_atomic_for_fs(&f, dev, &a);
+	if (c->probe && !S_ISDIR(st.st_mode)) {
 		struct ea_atomic p;
 		int r = ea_atomic_statx(fd, "", AT_EMPTY_PATH, &p);
 
@@ -475,7 +509,13 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 			return EXIT_FAILED;
 		}
 		set_verdict(c, ln, COL_STATX, &p);
+		set_untorn(c, ln, f.fs, dev, &p, &a);
 	}
+	set_verdict(c, ln, COL_ATOMIC, &a);
+	/* The cluster only matters when the device below can write atomically. */
+	if (c->probe && a.state == EA_ATOMIC_UNKNOWN && S_ISDIR(st.st_mode))
+		a.reason = "XFS decides per file, and statx measures files, not directories";
+	set_reason(c, ln, a.reason, dev->state == EA_ATOMIC_YES ? note : NULL, NULL);
 	return EXIT_OK;
 }
 
@@ -496,20 +536,45 @@ static void select_dev(struct ctx *c, size_t i)
 			c->selected[j] = true;
 }
 
+/* What an argument names, and so which rows it brings. */
+enum arg_kind {
+	ARG_DEVICE, /* a device, and a disk's partitions with it */
+	ARG_MOUNT,  /* a mount point: its device, whose fs row it already is */
+	ARG_PATH,   /* anything else: a row of its own under its filesystem */
+};
+
+/* Is st the root directory of a mount of device i? */
+static bool is_mount_root(const struct ctx *c, size_t i, const struct stat *st)
+{
+	struct stat root;
+
+	if (!S_ISDIR(st->st_mode))
+		return false;
+	for (size_t j = 0; j < c->nmounts; j++) {
+		const struct ea_mount *m = &c->mounts[j];
+
+		if (m->major == c->devs[i].major && m->minor == c->devs[i].minor &&
+		    stat(m->target, &root) == 0 && root.st_dev == st->st_dev &&
+		    root.st_ino == st->st_ino)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Resolve one argument.  Live: an existing block device node by number, an
  * existing other path by the device it lives on.  Either way a name
  * ("nvme0n1", "/dev/nvme0n1") that is a kernel device name also matches,
- * which is all a captured sysroot can offer.  *dev is the device, *is_path
- * whether a file row is wanted.
+ * which is all a captured sysroot can offer.  *dev is the device, *kind
+ * which rows the argument wants.
  */
-static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
+static int resolve(struct ctx *c, const char *arg, ssize_t *dev, enum arg_kind *kind)
 {
 	const char *base = strncmp(arg, "/dev/", 5) ? arg : arg + 5;
 	struct stat st;
 	int saved;
 
-	*is_path = false;
+	*kind = ARG_DEVICE;
 	/* A bare kernel name is a device even if a file of that name is here. */
 	if (!strchr(arg, '/')) {
 		*dev = find_by_name(c, arg);
@@ -532,7 +597,7 @@ static int resolve(struct ctx *c, const char *arg, ssize_t *dev, bool *is_path)
 				   major(st.st_dev) ? "stacked" : "virtual");
 			return EXIT_FAILED;
 		}
-		*is_path = true;
+		*kind = is_mount_root(c, (size_t)*dev, &st) ? ARG_MOUNT : ARG_PATH;
 		return EXIT_OK;
 	}
 	saved = errno;
@@ -574,7 +639,7 @@ int cmd_devices(int argc, char **argv)
 	const char *output = NULL;
 	int opt, r, status = EXIT_OK;
 	_cleanup_free_ ssize_t *argdev = NULL;
-	_cleanup_free_ bool *argpath = NULL;
+	_cleanup_free_ enum arg_kind *argkind = NULL;
 
 	while ((opt = getopt_long(argc, argv, "Jo:bnph", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -612,6 +677,7 @@ int cmd_devices(int argc, char **argv)
 			c.cols[c.ncols++] = COL_STATXMIN;
 			c.cols[c.ncols++] = COL_STATXMAX;
 			c.cols[c.ncols++] = COL_PROBE;
+			c.cols[c.ncols++] = COL_UNTORN;
 		}
 	}
 	if (output && parse_columns(&c, output) < 0) {
@@ -637,21 +703,21 @@ int cmd_devices(int argc, char **argv)
 	c.lines = calloc(c.ndevs + 1, sizeof(*c.lines));
 	c.fslines = calloc(c.ndevs + 1, sizeof(*c.fslines));
 	argdev = calloc((size_t)argc, sizeof(*argdev));
-	argpath = calloc((size_t)argc, sizeof(*argpath));
-	if (!c.selected || !c.lines || !c.fslines || !argdev || !argpath)
+	argkind = calloc((size_t)argc, sizeof(*argkind));
+	if (!c.selected || !c.lines || !c.fslines || !argdev || !argkind)
 		errx(EXIT_FAILED, "out of memory");
 
 	for (int i = optind; i < argc; i++) {
-		r = resolve(&c, argv[i], &argdev[i], &argpath[i]);
+		r = resolve(&c, argv[i], &argdev[i], &argkind[i]);
 		status = exit_worst(status, r);
 		if (r != EXIT_OK) {
 			argdev[i] = -1;
 			continue;
 		}
-		if (argpath[i])
-			c.selected[argdev[i]] = true;
-		else
+		if (argkind[i] == ARG_DEVICE)
 			select_dev(&c, (size_t)argdev[i]);
+		else
+			c.selected[argdev[i]] = true;
 	}
 	/* No arguments: every device with media, as lsblk leaves out empty ones. */
 	if (optind == argc)
@@ -684,7 +750,7 @@ int cmd_devices(int argc, char **argv)
 		add_fs_line(&c, i);
 	}
 	for (int i = optind; i < argc; i++)
-		if (argdev[i] >= 0 && argpath[i])
+		if (argdev[i] >= 0 && argkind[i] == ARG_PATH)
 			status = exit_worst(status, add_file_line(&c, argv[i], (size_t)argdev[i]));
 
 	table_print(tb, c.json);

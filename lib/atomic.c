@@ -111,6 +111,81 @@ enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f,
 	return verdict(ret, EA_ATOMIC_YES, min, max, why);
 }
 
+const char *ea_untorn_str(enum ea_untorn u)
+{
+	switch (u) {
+	case EA_UNTORN_UNKNOWN:
+		break;
+	case EA_UNTORN_NONE:
+		return "none";
+	case EA_UNTORN_HARDWARE:
+		return "hardware";
+	case EA_UNTORN_SOFTWARE:
+		return "software";
+	case EA_UNTORN_HARDWARE_SOFTWARE:
+		return "hardware+software";
+	}
+	return "unknown";
+}
+
+static enum ea_untorn untorn(struct ea_untorn_verdict *ret, enum ea_untorn by, uint32_t hw_min,
+			     uint32_t hw_max, uint32_t sw_min, uint32_t sw_max, const char *reason)
+{
+	*ret = (struct ea_untorn_verdict){
+		.by = by, .sw_min = sw_min, .sw_max = sw_max, .reason = reason
+	};
+	verdict(&ret->hw, hw_max ? EA_ATOMIC_YES : EA_ATOMIC_NONE, hw_min, hw_max, reason);
+	return by;
+}
+
+enum ea_untorn ea_atomic_untorn(enum ea_atomic_fs fs, const struct ea_atomic *dev,
+				const struct ea_atomic *statx, struct ea_untorn_verdict *ret)
+{
+	bool dev_yes = dev->state == EA_ATOMIC_YES;
+	uint32_t min, max;
+
+	switch (statx->state) {
+	case EA_ATOMIC_UNKNOWN:
+		return untorn(ret, EA_UNTORN_UNKNOWN, 0, 0, 0, 0, "not measured (--probe)");
+	case EA_ATOMIC_UNSUPPORTED:
+		return untorn(ret, EA_UNTORN_NONE, 0, 0, 0, 0,
+			      "the kernel reports no atomic writes for it (before 6.11?)");
+	case EA_ATOMIC_NONE:
+		if (dev_yes)
+			return untorn(ret, EA_UNTORN_NONE, 0, 0, 0, 0,
+				      "the filesystem does not pass the device's atomic writes on");
+		if (fs == EA_FS_XFS)
+			return untorn(ret, EA_UNTORN_NONE, 0, 0, 0, 0,
+				      "device has no atomic writes; XFS's software fallback "
+				      "needs reflink (mkfs.xfs -m reflink=1) and Linux 6.16");
+		return untorn(ret, EA_UNTORN_NONE, 0, 0, 0, 0,
+			      "device has no atomic writes and the filesystem no fallback");
+	case EA_ATOMIC_YES:
+		break;
+	}
+	if (!dev_yes)
+		return untorn(ret, EA_UNTORN_SOFTWARE, 0, 0, statx->unit_min, statx->unit_max,
+			      fs == EA_FS_XFS ? "device has no atomic writes; XFS writes out of "
+						"place and swaps the mapping in (slower)"
+					      : "device has no atomic writes; done in software");
+	min = statx->unit_min > dev->unit_min ? statx->unit_min : dev->unit_min;
+	max = statx->unit_max < dev->unit_max ? statx->unit_max : dev->unit_max;
+	if (min > max)
+		return untorn(ret, fs == EA_FS_XFS ? EA_UNTORN_SOFTWARE : EA_UNTORN_NONE, 0, 0,
+			      fs == EA_FS_XFS ? statx->unit_min : 0,
+			      fs == EA_FS_XFS ? statx->unit_max : 0,
+			      "the file's atomic units and the device's do not overlap");
+	if (fs == EA_FS_XFS && statx->unit_max > dev->unit_max)
+		return untorn(ret, EA_UNTORN_HARDWARE_SOFTWARE, min, max, statx->unit_min,
+			      statx->unit_max,
+			      "the device up to its unit where the extent is aligned (extalign "
+			      "set/realign), XFS's software fallback for the rest (slower)");
+	return untorn(ret, EA_UNTORN_HARDWARE, min, max, 0, 0,
+		      fs == EA_FS_XFS ? "the device writes them where the extent is aligned "
+					"to the unit (extalign set/realign)"
+				      : "the device writes them");
+}
+
 int ea_statx(int dirfd, const char *path, int flags, unsigned mask, struct ea_statx *ret)
 {
 	memset(ret, 0, sizeof(*ret));

@@ -129,6 +129,43 @@ struct ea_atomic_fsfacts {
 enum ea_atomic_state ea_atomic_for_fs(const struct ea_atomic_fsfacts *f,
 				      const struct ea_atomic *dev, struct ea_atomic *ret);
 
+/*
+ * Who keeps a write untorn for one file, decided once statx has answered for
+ * that file (a probe or the file itself):
+ * - statx not YES: NONE (the reason says whether the device or the filesystem
+ *   is short);
+ * - the device below has atomic writes: HARDWARE for the units both offer,
+ *   [max(statx min, device min), min(statx max, device max)]; on XFS, a
+ *   statx maximum above the device's is its software fallback: HARDWARE_SOFTWARE,
+ *   the device up to its maximum where the extent is aligned, software for
+ *   the rest of the statx range;
+ * - the device has none and statx still says yes: SOFTWARE (XFS since 6.16
+ *   with reflink writes out of place and swaps the mapping in).
+ * A database that drops its doublewrite buffer is safe with any of the
+ * three; only HARDWARE is as fast as a plain write.
+ */
+enum ea_untorn {
+	EA_UNTORN_UNKNOWN, /* statx not asked or not answered */
+	EA_UNTORN_NONE,
+	EA_UNTORN_HARDWARE,
+	EA_UNTORN_SOFTWARE,
+	EA_UNTORN_HARDWARE_SOFTWARE,
+};
+
+/* "unknown", "none", "hardware", "software", "hardware+software". */
+const char *ea_untorn_str(enum ea_untorn u);
+
+struct ea_untorn_verdict {
+	enum ea_untorn by;
+	struct ea_atomic hw; /* YES with the device's part, else NONE; reason as below */
+	uint32_t sw_min;     /* the software range, 0 when there is none */
+	uint32_t sw_max;
+	const char *reason; /* static string */
+};
+
+enum ea_untorn ea_atomic_untorn(enum ea_atomic_fs fs, const struct ea_atomic *dev,
+				const struct ea_atomic *statx, struct ea_untorn_verdict *ret);
+
 /* Largest power of two <= x; 0 for 0. */
 uint32_t ea_rounddown_pow2(uint32_t x);
 

@@ -15,7 +15,7 @@ dev_ext4=$(findmnt -no SOURCE "$ext4")
 dev_xfs=$(findmnt -no SOURCE "$xfs")
 
 cols=NAME,TYPE,FSTYPE,BLOCK,EXTSIZE,FORCEALIGN,HW-MAX,ATOMIC,AWU-MIN,AWU-MAX
-cols+=,STATX,STATX-MIN,STATX-MAX,PROBE,REASON
+cols+=,STATX,STATX-MIN,STATX-MAX,PROBE,UNTORN,SW-MIN,SW-MAX,REASON
 expect_exit 0 "$EXTALIGN" devices --json --probe -o "$cols" "$dev_ext4" "$dev_xfs"
 cp "$WORK/out" "$WORK/probe.json"
 
@@ -58,6 +58,18 @@ def try_hint(fd, flags, size):
 def check(what, got, want):
     if got != want:
         sys.exit(f"FAIL: {what}: extalign says {got!r}, expected {want!r}")
+
+
+def untorn(row, dev, st):
+    """Who keeps a write untorn, from our own statx and sysfs: (by, sw_min, sw_max)."""
+    state, lo, hi = st
+    if state != "yes":
+        return "none", 0, 0
+    if dev["atomic"] != "yes":
+        return "software", lo, hi
+    if row["fstype"] == "xfs" and hi > dev["awu_max"]:
+        return "hardware+software", lo, hi
+    return "hardware", 0, 0
 
 
 rows = []
@@ -104,8 +116,51 @@ for mnt in sys.argv[2:]:
         want = statx(fd)
         os.close(fd)
     check(f"{mnt} statx", (fs["statx"], fs["statx_min"], fs["statx_max"]), want)
+    check(f"{mnt} untorn", (fs["untorn"], fs["sw_min"], fs["sw_max"]), untorn(fs, dev, want))
     print(f"{mnt}: probe {fs['probe']}, statx {want}: {fs['reason']}")
 PY
+
+# Hardware or software, on files: XFS with reflink (the mkfs default) on a
+# loop device, which has no atomic writes, writes them in software on a
+# kernel that has the fallback (6.16+), and without reflink it cannot; a
+# mount point is its filesystem's row, a directory a "dir" row.
+noreflink=$(mkfs_mount xfs 300 -m reflink=0)
+touch "$xfs/f" "$noreflink/f"
+mkdir "$xfs/d"
+expect_exit 0 "$EXTALIGN" devices --json --probe -o "$cols" "$xfs" "$xfs/f" "$xfs/d" "$noreflink/f"
+python3 - "$WORK/out" "$xfs" "$noreflink" <<'PY' || fail "UNTORN of files"
+import ctypes, json, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def statx(path):
+    buf = ctypes.create_string_buffer(256)
+    assert libc.statx(-100, path.encode(), 0, 0x10000, buf) == 0
+    le = lambda o: int.from_bytes(buf.raw[o:o + 4], "little")
+    return (le(0xA8) if le(0) & 0x10000 else 0), le(0xAC)
+rows = []
+def walk(nodes, parent):
+    for n in nodes:
+        rows.append((n, parent))
+        walk(n.get("children", []), n)
+walk(json.load(open(sys.argv[1]))["devices"], None)
+xfs, noreflink = sys.argv[2:]
+names = [r["name"] for r, _ in rows]
+assert names.count(xfs) == 1, f"{xfs} has {names.count(xfs)} rows, want its fs row only"
+d = next(r for r, _ in rows if r["name"] == f"{xfs}/d")
+assert d["type"] == "dir" and d["statx"] is None and d["untorn"] is None, d
+assert "measures files" in d["reason"], d
+for top in (xfs, noreflink):
+    f, fs = next((r, p) for r, p in rows if r["name"] == f"{top}/f")
+    dev = next(r for r, _ in rows if fs in r.get("children", []))
+    lo, hi = statx(f["name"])
+    assert dev["atomic"] == "none", dev  # a loop device
+    want = ("software", "none", lo, hi) if lo else ("none", "none", 0, 0)
+    got = (f["untorn"], f["atomic"], f["sw_min"], f["sw_max"])
+    assert got == want, f"{f['name']}: {got} != {want}: {f['reason']}"
+    if not lo and top == noreflink:
+        assert "reflink=1" in f["reason"], f
+    print(f"{f['name']}: untorn {f['untorn']} {f['sw_min']}..{f['sw_max']}: {f['reason']}")
+PY
+rm -r "$xfs/f" "$xfs/d"
 
 # The table says it in words too: a PROBE column (a default with --probe)
 # and the note, for each filesystem.

@@ -109,8 +109,11 @@ for spec in sys.argv[2:5]:
     # A device without atomic writes leaves the filesystem none either.
     if dev["atomic"] != "yes" and fstype == "ext4":
         check(f"{mnt} atomic", fs["atomic"], dev["atomic"])
+    # XFS decides in the kernel: measured (--probe), ATOMIC is the device's
+    # part of statx's answer (devices-probe.sh covers UNTORN).
     if fstype == "xfs":
-        check(f"{mnt} atomic", fs["atomic"], "unknown")
+        hw = dev["atomic"] == "yes" and fs["statx"] == "yes"
+        check(f"{mnt} atomic", fs["atomic"], "yes" if hw else "none")
     # --probe: the same statx on an O_TMPFILE of our own, where the probe
     # fell back to a plain file (devices-probe.sh covers both cases).
     check(f"{mnt} probe file", fs["probe"] in ("plain", "hinted"), True)

@@ -233,6 +233,73 @@ START_TEST(test_from_statx)
 }
 END_TEST
 
+/*
+ * Who keeps a write untorn.  The XFS rows copy what the 6.18 host measured
+ * on a loop device (no hardware): statx 4K..1M with reflink, none without.
+ */
+/* clang-format off */
+static const struct untorn_case {
+	const char *what;
+	enum ea_atomic_fs fs;
+	struct ea_atomic dev, statx;
+	enum ea_untorn want;
+	uint32_t hw_min, hw_max, sw_min, sw_max;
+	const char *reason;
+} untorn_cases[] = {
+	{ "not probed", EA_FS_XFS, DEV(EA_ATOMIC_YES, 4 * K, 64 * K), DEV(EA_ATOMIC_UNKNOWN, 0, 0),
+	  EA_UNTORN_UNKNOWN, 0, 0, 0, 0, "not measured" },
+	{ "old kernel", EA_FS_EXT4, DEV(EA_ATOMIC_UNSUPPORTED, 0, 0), DEV(EA_ATOMIC_UNSUPPORTED, 0, 0),
+	  EA_UNTORN_NONE, 0, 0, 0, 0, "before 6.11" },
+	{ "XFS reflink on a loop device", EA_FS_XFS, DEV(EA_ATOMIC_NONE, 0, 0), DEV(EA_ATOMIC_YES, 4 * K, 1024 * K),
+	  EA_UNTORN_SOFTWARE, 0, 0, 4 * K, 1024 * K, "out of place" },
+	{ "XFS without reflink on a loop device", EA_FS_XFS, DEV(EA_ATOMIC_NONE, 0, 0), DEV(EA_ATOMIC_NONE, 0, 0),
+	  EA_UNTORN_NONE, 0, 0, 0, 0, "reflink=1" },
+	{ "XFS reflink on a 4K..64K NVMe", EA_FS_XFS, DEV(EA_ATOMIC_YES, 4 * K, 64 * K),
+	  DEV(EA_ATOMIC_YES, 4 * K, 1024 * K), EA_UNTORN_HARDWARE_SOFTWARE, 4 * K, 64 * K, 4 * K, 1024 * K,
+	  "software fallback" },
+	{ "XFS without reflink on a 4K..64K NVMe", EA_FS_XFS, DEV(EA_ATOMIC_YES, 4 * K, 64 * K),
+	  DEV(EA_ATOMIC_YES, 4 * K, 64 * K), EA_UNTORN_HARDWARE, 4 * K, 64 * K, 0, 0, "extent is aligned" },
+	{ "XFS 4K blocks on a 512..16K disk", EA_FS_XFS, DEV(EA_ATOMIC_YES, 512, 16 * K),
+	  DEV(EA_ATOMIC_YES, 4 * K, 16 * K), EA_UNTORN_HARDWARE, 4 * K, 16 * K, 0, 0, "device" },
+	{ "ext4 forcealign 16K on a 4K..64K NVMe", EA_FS_EXT4, DEV(EA_ATOMIC_YES, 4 * K, 64 * K),
+	  DEV(EA_ATOMIC_YES, 4 * K, 16 * K), EA_UNTORN_HARDWARE, 4 * K, 16 * K, 0, 0, "the device writes" },
+	{ "ext4 on a loop device", EA_FS_EXT4, DEV(EA_ATOMIC_NONE, 0, 0), DEV(EA_ATOMIC_NONE, 0, 0), EA_UNTORN_NONE,
+	  0, 0, 0, 0, "no fallback" },
+	{ "ext4 that does not pass them on", EA_FS_EXT4, DEV(EA_ATOMIC_YES, 4 * K, 64 * K), DEV(EA_ATOMIC_NONE, 0, 0),
+	  EA_UNTORN_NONE, 0, 0, 0, 0, "does not pass" },
+	{ "ranges that do not meet", EA_FS_EXT4, DEV(EA_ATOMIC_YES, 512, 2 * K), DEV(EA_ATOMIC_YES, 4 * K, 4 * K),
+	  EA_UNTORN_NONE, 0, 0, 0, 0, "do not overlap" },
+};
+/* clang-format on */
+
+START_TEST(test_untorn_rules)
+{
+	const struct untorn_case *t = &untorn_cases[_i];
+	struct ea_untorn_verdict v;
+
+	ck_assert_msg(ea_atomic_untorn(t->fs, &t->dev, &t->statx, &v) == t->want, "%s: %s", t->what,
+		      ea_untorn_str(v.by));
+	ck_assert_msg(v.by == t->want, "%s: by", t->what);
+	ck_assert_msg(v.hw.unit_min == t->hw_min && v.hw.unit_max == t->hw_max,
+		      "%s: hardware %u..%u", t->what, v.hw.unit_min, v.hw.unit_max);
+	ck_assert_msg(v.hw.state == (t->hw_max ? EA_ATOMIC_YES : EA_ATOMIC_NONE), "%s: hw state",
+		      t->what);
+	ck_assert_msg(v.sw_min == t->sw_min && v.sw_max == t->sw_max, "%s: software %u..%u",
+		      t->what, v.sw_min, v.sw_max);
+	ck_assert_msg(v.reason && strstr(v.reason, t->reason), "%s: reason '%s'", t->what,
+		      v.reason);
+}
+END_TEST
+
+START_TEST(test_untorn_names)
+{
+	ck_assert_str_eq(ea_untorn_str(EA_UNTORN_HARDWARE_SOFTWARE), "hardware+software");
+	ck_assert_str_eq(ea_untorn_str(EA_UNTORN_SOFTWARE), "software");
+	ck_assert_str_eq(ea_untorn_str(EA_UNTORN_UNKNOWN), "unknown");
+	ck_assert_str_eq(ea_untorn_str((enum ea_untorn)99), "unknown");
+}
+END_TEST
+
 START_TEST(test_state_names)
 {
 	ck_assert_str_eq(ea_atomic_state_str(EA_ATOMIC_UNKNOWN), "unknown");
@@ -329,6 +396,9 @@ int main(void)
 	tcase_add_loop_test(tc, test_fs_rules, 0, sizeof(fs_cases) / sizeof(fs_cases[0]));
 	tcase_add_test(tc, test_from_statx);
 	tcase_add_test(tc, test_state_names);
+	tcase_add_loop_test(tc, test_untorn_rules, 0,
+			    sizeof(untorn_cases) / sizeof(untorn_cases[0]));
+	tcase_add_test(tc, test_untorn_names);
 	tcase_add_test(tc, test_statx_live);
 	tcase_add_test(tc, test_probe_extsize);
 	tcase_add_test(tc, test_probe_dir);
