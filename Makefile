@@ -145,6 +145,7 @@ install: $(PROGRAMS)
 	$(Q)$(INSTALL) -Dm644 cmd/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalign.8
 	$(Q)$(INSTALL) -Dm644 completions/extalign $(DESTDIR)$(BASHCOMPDIR)/extalign
 	$(Q)$(INSTALL) -Dm644 etc/extalign.conf.5 $(DESTDIR)$(MANDIR)/man5/extalign.conf.5
+	$(Q)$(INSTALL) -Dm644 cmd/extalign-json.schema.json $(DESTDIR)$(DATADIR)/extalign/extalign-json.schema.json
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm755 $(B)/extalignd $(DESTDIR)$(SBINDIR)/extalignd)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 completions/extalignd $(DESTDIR)$(BASHCOMPDIR)/extalignd)
@@ -172,7 +173,9 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/extalignd \
 		$(DESTDIR)$(CATALOGDIR)/extalignd.catalog \
 		$(foreach u,$(wildcard etc/*.service etc/*.timer),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
+		$(DESTDIR)$(DATADIR)/extalign/extalign-json.schema.json \
 		$(CONF).new
+	$(Q)rmdir $(DESTDIR)$(DATADIR)/extalign 2>/dev/null || true
 	$(Q)if cmp -s etc/extalign.conf $(CONF); then rm -f $(CONF); \
 	elif [ -e $(CONF) ]; then echo "$(CONF) has local changes and is kept"; fi
 

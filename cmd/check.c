@@ -473,6 +473,23 @@ static void print_counts(const struct check_out *out)
 	puts(".");
 }
 
+/* --json: the counts of print_counts(), every verdict, as "summary". */
+static void json_summary(void *data)
+{
+	const struct check_out *out = data;
+	unsigned total = 0;
+
+	for (int v = 0; v < V_COUNT; v++)
+		total += out->verdicts[v];
+	printf(",\n   \"summary\": {\"files\": %u", total);
+	for (int v = 0; v < V_COUNT; v++) {
+		fputs(", ", stdout);
+		json_key(verdict_names[v]);
+		printf(": %u", out->verdicts[v]);
+	}
+	puts("}");
+}
+
 /* check -R: the tree walk hands each regular file below a directory here. */
 struct check_walk {
 	struct check_out *out;
@@ -588,7 +605,7 @@ int cmd_check(int argc, char **argv)
 		o.rules = &rules;
 	}
 	for (int i = 0; i < COL_COUNT; i++)
-		if (i != COL_RULE || config)
+		if (i != COL_RULE || config || o.json) /* JSON: every key, null for none */
 			out.cols[out.n_cols++] = i;
 	{
 		struct column_def shown[COL_COUNT];
@@ -644,7 +661,7 @@ int cmd_check(int argc, char **argv)
 		status = exit_worst(status, r);
 	}
 	if (o.json)
-		table_print(tb, true);
+		table_print_json_more(tb, json_summary, &out);
 	else
 		table_stream_flush(&out.ts);
 	rule_finder_done(&rules);

@@ -103,6 +103,10 @@ int walk_targets(const struct target *top, const struct walk_spec *spec);
  * carry the bytes of names as they are.
  */
 void json_str(const char *s);
+/* json_str(), or null for NULL or "": what is not known or does not apply. */
+void json_str_or_null(const char *s);
+/* A word of ours ("hint-set") as a JSON key: '_' between words ("hint_set"). */
+void json_key(const char *word);
 void json_put_document(const char *doc);
 
 int cmd_set(int argc, char **argv);

@@ -169,7 +169,7 @@ static void usage(FILE *out)
  * hw_min, "MAJ:MIN" maj_min), one separator across extalign's JSON, and a
  * key jq takes without quotes.  libsmartcols lower-cases it.
  */
-static const char *json_key(const char *name, char buf[static 32])
+static const char *column_json_key(const char *name, char buf[static 32])
 {
 	size_t i;
 
@@ -736,7 +736,8 @@ int cmd_devices(int argc, char **argv)
 		struct libscols_column *cl;
 		char key[32];
 
-		cl = scols_table_new_column(tb, c.json ? json_key(col->name, key) : col->name,
+		cl = scols_table_new_column(tb,
+					    c.json ? column_json_key(col->name, key) : col->name,
 					    col->width, col->flags);
 		if (!cl)
 			errx(EXIT_FAILED, "out of memory");

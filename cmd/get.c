@@ -12,12 +12,12 @@
 #include "extalign/size.h"
 #include "table.h"
 
-enum { COL_PATH, COL_FSTYPE, COL_BLKSIZE, COL_EXTSIZE, COL_FORCEALIGN, COL_INHERIT, COL_PROJID };
+enum { COL_PATH, COL_FSTYPE, COL_BLOCK, COL_EXTSIZE, COL_FORCEALIGN, COL_INHERIT, COL_PROJID };
 
 static const struct column_def columns[] = {
 	[COL_PATH] = { "path", 0.5, SCOLS_FL_NOEXTREMES, SCOLS_JSON_STRING },
 	[COL_FSTYPE] = { "fstype", 5, 0, SCOLS_JSON_STRING },
-	[COL_BLKSIZE] = { "blksize", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
+	[COL_BLOCK] = { "block", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_EXTSIZE] = { "extsize", 5, SCOLS_FL_RIGHT, SCOLS_JSON_NUMBER },
 	[COL_FORCEALIGN] = { "forcealign", 3, 0, SCOLS_JSON_BOOLEAN },
 	[COL_INHERIT] = { "inherit", 3, 0, SCOLS_JSON_BOOLEAN },
@@ -82,8 +82,12 @@ static int add_row(const struct target *t, void *userdata)
 	ln = table_add_line(tb, NULL);
 	table_set(ln, COL_PATH, t->path);
 	table_set(ln, COL_FSTYPE, t->fs.type);
-	add_size(ln, COL_BLKSIZE, t->fs.blksize, raw || json, false);
-	add_size(ln, COL_EXTSIZE, extsize, raw || json, true);
+	add_size(ln, COL_BLOCK, t->fs.blksize, raw || json, false);
+	/* No hint: "-" in the table, null in JSON, as in every command. */
+	if (json && !extsize)
+		table_set(ln, COL_EXTSIZE, NULL);
+	else
+		add_size(ln, COL_EXTSIZE, extsize, raw || json, true);
 	table_set_bool(ln, COL_FORCEALIGN, fsx.fsx_xflags & FS_XFLAG_FORCEALIGN);
 	if (is_dir || json)
 		table_set_bool(ln, COL_INHERIT, is_dir && (fsx.fsx_xflags & FS_XFLAG_EXTSZINHERIT));

@@ -64,3 +64,19 @@ void json_put_document(const char *doc)
 		n -= used;
 	}
 }
+
+void json_str_or_null(const char *s)
+{
+	if (s && *s)
+		json_str(s);
+	else
+		fputs("null", stdout);
+}
+
+void json_key(const char *word)
+{
+	putchar('"');
+	for (const char *p = word; *p; p++)
+		putchar(*p == '-' ? '_' : *p);
+	putchar('"');
+}

@@ -413,7 +413,7 @@ static int run_explain(const struct policy_opts *o, const struct ea_policy *p, c
 
 	struct explain_cols jc = { 0 };
 	if (o->json) {
-		json_tb = new_table("explain", true, false);
+		json_tb = new_table("verdicts", true, false);
 		jc.path = new_column(json_tb, "path", 0, 0, SCOLS_JSON_STRING);
 		jc.type = new_column(json_tb, "type", 0, 0, SCOLS_JSON_STRING);
 		jc.projid = new_column(json_tb, "projid", 0, 0, SCOLS_JSON_NUMBER);
@@ -550,12 +550,17 @@ static char *windows_str(const struct ea_daemon_conf *d)
 	return xasprintf("%s", buf);
 }
 
+/* JSON: seconds, as every duration of extalign's JSON; text: as in the config. */
+static char *duration_or_seconds(uint64_t usec, bool json)
+{
+	return json ? xasprintf("%g", (double)usec / 1e6) : duration_str(usec);
+}
+
 static int show_daemon(const struct ea_daemon_conf *d, bool json)
 {
-	_cleanup_(tablep) struct libscols_table *tb = new_table("daemon", json, false);
 	static const char *const watch[] = { "auto", "fanotify", "inotify" };
 	int size_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
-	struct libscols_line *ln;
+	int time_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
 	const struct {
 		const char *key;
 		int type;
@@ -565,14 +570,15 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 		{ "idle_io_pressure", SCOLS_JSON_NUMBER, xasprintf("%g", d->idle_io_pressure) },
 		{ "idle_disk_util", SCOLS_JSON_NUMBER, xasprintf("%g", d->idle_disk_util) },
 		{ "idle_cpu_load", SCOLS_JSON_NUMBER, xasprintf("%g", d->idle_cpu_load) },
-		{ "idle_time", SCOLS_JSON_STRING, duration_str(d->idle_time_usec) },
-		{ "idle_poll", SCOLS_JSON_STRING, duration_str(d->idle_poll_usec) },
+		{ "idle_time", time_type, duration_or_seconds(d->idle_time_usec, json) },
+		{ "idle_poll", time_type, duration_or_seconds(d->idle_poll_usec, json) },
 		{ "realign", SCOLS_JSON_BOOLEAN, xasprintf("%s", d->realign ? "yes" : "no") },
 		{ "realign_bwlimit", size_type, size_str(d->realign_bwlimit, json) },
 		{ "realign_max_file_size", size_type, size_str(d->realign_max_file_size, json) },
-		{ "realign_max_time", SCOLS_JSON_STRING, duration_str(d->realign_max_time_usec) },
-		{ "realign_scan_interval", SCOLS_JSON_STRING,
-		  duration_str(d->realign_scan_interval_usec) },
+		{ "realign_max_time", time_type,
+		  duration_or_seconds(d->realign_max_time_usec, json) },
+		{ "realign_scan_interval", time_type,
+		  duration_or_seconds(d->realign_scan_interval_usec, json) },
 		{ "realign_queue_max", SCOLS_JSON_NUMBER,
 		  xasprintf("%llu", (unsigned long long)d->realign_queue_max) },
 		{ "realign_windows", SCOLS_JSON_STRING, windows_str(d) },
@@ -593,16 +599,21 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 		}
 		return EXIT_OK;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(kv); i++)
-		new_column(tb, kv[i].key, 0, 0, kv[i].type);
-	ln = new_line(tb);
-	for (size_t i = 0; i < ARRAY_SIZE(kv); i++)
-		if (scols_line_refer_data(ln, i, kv[i].value) < 0)
-			errx(EXIT_FAILED, "out of memory");
-	if (json)
-		table_print_json(tb);
-	else
-		scols_print_table(tb);
+	/* One thing, so one object, not a table of one row; "" (unset) is null. */
+	printf("{\n   \"daemon\": {");
+	for (size_t i = 0; i < ARRAY_SIZE(kv); i++) {
+		printf("%s\n      \"%s\": ", i ? "," : "", kv[i].key);
+		if (!*kv[i].value)
+			fputs("null", stdout);
+		else if (kv[i].type == SCOLS_JSON_STRING)
+			json_str(kv[i].value);
+		else if (kv[i].type == SCOLS_JSON_BOOLEAN)
+			fputs(strcmp(kv[i].value, "yes") ? "false" : "true", stdout);
+		else
+			fputs(kv[i].value, stdout);
+		free(kv[i].value);
+	}
+	printf("\n   }\n}\n");
 	return EXIT_OK;
 }
 

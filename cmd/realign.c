@@ -486,51 +486,77 @@ static void report_human(struct job *j, const char *path, const struct ea_realig
 	}
 }
 
-static void report_json(struct job *j, const char *path, const struct ea_realign_result *r)
+/*
+ * One row of --json: every row has every key, in this order, and a key that
+ * does not apply to the row's outcome is null (extalign(8), JSON OUTPUT).
+ */
+static void json_u64_or_null(const char *key, bool known, uint64_t v)
+{
+	if (known)
+		printf(", \"%s\": %llu", key, (unsigned long long)v);
+	else
+		printf(", \"%s\": null", key);
+}
+
+static void json_member_str(const char *key, const char *v)
+{
+	printf(", \"%s\": ", key);
+	json_str_or_null(v);
+}
+
+static void json_row_start(struct job *j, const char *path, const char *outcome, const char *reason)
 {
 	fputs(j->first_json ? "\n    " : ",\n    ", stdout);
 	j->first_json = false;
 	fputs("{\"path\": ", stdout);
 	json_str(path);
-	printf(", \"outcome\": \"%s\"", ea_realign_outcome_name(r->outcome));
-	if (r->outcome == EA_REALIGN_SKIPPED)
-		printf(", \"reason\": \"%s\"", ea_realign_skip_name(r->skip));
-	printf(", \"swap\": \"%s\", \"fstype\": \"%s\", \"size\": %llu, \"copied\": %llu",
-	       ea_realign_swap_name(r->swap), r->fs_type, (unsigned long long)r->size,
+	printf(", \"outcome\": \"%s\"", outcome);
+	json_member_str("reason", reason);
+}
+
+static void report_json(struct job *j, const char *path, const struct ea_realign_result *r)
+{
+	bool failed = r->outcome == EA_REALIGN_FAILED || r->outcome == EA_REALIGN_UNSUPPORTED;
+	bool space = r->space.needed || r->space.available;
+
+	json_row_start(j, path, ea_realign_outcome_name(r->outcome),
+		       r->outcome == EA_REALIGN_SKIPPED ? ea_realign_skip_name(r->skip) : NULL);
+	printf(", \"swap\": \"%s\"", ea_realign_swap_name(r->swap));
+	json_member_str("fstype", r->fs_type && r->fs_type[0] ? r->fs_type : NULL);
+	printf(", \"size\": %llu, \"copied\": %llu", (unsigned long long)r->size,
 	       (unsigned long long)r->bytes_copied);
-	if (r->space.needed || r->space.available)
-		printf(", \"to_copy\": %llu, \"prealloc\": %llu, \"space_needed\": %llu, "
-		       "\"space_free\": %llu",
-		       (unsigned long long)r->space.copy, (unsigned long long)r->space.prealloc,
-		       (unsigned long long)r->space.needed, (unsigned long long)r->space.available);
+	json_u64_or_null("to_copy", space, r->space.copy);
+	json_u64_or_null("prealloc", space, r->space.prealloc);
+	json_u64_or_null("space_needed", space, r->space.needed);
+	json_u64_or_null("space_free", space, r->space.available);
 	printf(", \"resumed_from\": %llu, \"resume_kept\": %llu",
 	       (unsigned long long)r->resumed_from, (unsigned long long)r->resume_kept);
-	printf(", \"inode_before\": %llu, \"inode_after\": %llu", (unsigned long long)r->ino_before,
-	       (unsigned long long)r->ino_after);
+	json_u64_or_null("inode_before", r->ino_before, r->ino_before);
+	json_u64_or_null("inode_after", r->ino_after, r->ino_after);
 	printf(", \"logical\": \"%s\", \"physical\": \"%s\", \"physical_guaranteed\": %s",
 	       ea_align_verdict_name(r->logical), ea_align_verdict_name(r->physical),
 	       r->physical_guaranteed ? "true" : "false");
-	if (r->outcome == EA_REALIGN_FAILED || r->outcome == EA_REALIGN_UNSUPPORTED) {
-		printf(", \"step\": ");
-		json_str(r->step ? r->step : "");
-		printf(", \"error\": ");
-		json_str(strerror(-r->err));
-		if (r->detail) {
-			printf(", \"detail\": ");
-			json_str(r->detail);
-		}
-	}
+	json_member_str("step", failed ? (r->step ? r->step : "") : NULL);
+	json_member_str("error", failed ? strerror(-r->err) : NULL);
+	json_member_str("detail", failed ? r->detail : NULL);
 	printf(", \"seconds\": %.3f}", (double)r->elapsed_ns / 1e9);
 }
 
+/* A file the configuration leaves out: never looked at, so little is known. */
 static void report_json_why(struct job *j, const struct file *f)
 {
-	fputs(j->first_json ? "\n    " : ",\n    ", stdout);
-	j->first_json = false;
-	fputs("{\"path\": ", stdout);
-	json_str(f->path);
-	printf(", \"outcome\": \"skipped\", \"reason\": \"%s\", \"size\": %llu}",
-	       f->why == WHY_TOO_LARGE ? "too-large" : "no-rule", (unsigned long long)f->size);
+	static const char *const unknown[] = {
+		"copied",      "to_copy",      "prealloc",    "space_needed",
+		"space_free",  "resumed_from", "resume_kept", "inode_before",
+		"inode_after", "logical",      "physical",    "physical_guaranteed",
+		"step",	       "error",	       "detail",      "seconds",
+	};
+
+	json_row_start(j, f->path, "skipped", f->why == WHY_TOO_LARGE ? "too-large" : "no-rule");
+	printf(", \"swap\": null, \"fstype\": null, \"size\": %llu", (unsigned long long)f->size);
+	for (size_t i = 0; i < ARRAY_SIZE(unknown); i++)
+		printf(", \"%s\": null", unknown[i]);
+	putchar('}');
 }
 
 static int status_of(const struct ea_realign_result *r)
@@ -576,7 +602,9 @@ static void json_counts(const unsigned *v, int n, const char *(*name)(int))
 	for (int i = 1; i < n; i++) {
 		if (!v[i])
 			continue;
-		printf("%s\"%s\": %u", first ? "" : ", ", name(i), v[i]);
+		fputs(first ? "" : ", ", stdout);
+		json_key(name(i));
+		printf(": %u", v[i]);
 		first = false;
 	}
 }
@@ -591,20 +619,21 @@ static void summary(struct job *j, uint64_t el)
 
 	if (j->json) {
 		printf("\n  ],\n  \"summary\": {\"files\": %zu", j->n);
-		for (size_t i = 0; i < ARRAY_SIZE(order); i++)
-			printf(", \"%s\": %u", ea_realign_outcome_name(order[i]),
-			       j->outcomes[order[i]]);
-		if (j->policy)
-			printf(", \"no_rule\": %u, \"too_large\": %u", j->why[WHY_NO_RULE],
-			       j->why[WHY_TOO_LARGE]);
+		for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+			fputs(", ", stdout);
+			json_key(ea_realign_outcome_name(order[i]));
+			printf(": %u", j->outcomes[order[i]]);
+		}
+		printf(", \"no_rule\": %u, \"too_large\": %u", j->why[WHY_NO_RULE],
+		       j->why[WHY_TOO_LARGE]);
 		printf(", \"not_started\": %u, \"leftovers_removed\": %u, \"copied\": %llu, "
-		       "\"discarded\": %llu, \"kept_to_resume\": %llu, ",
+		       "\"discarded\": %llu, \"kept_to_resume\": %llu",
 		       j->not_started, j->leftovers, (unsigned long long)j->copied,
 		       (unsigned long long)j->discarded, (unsigned long long)j->kept);
-		if (j->o.dry_run)
-			printf("\"to_copy\": %llu, \"space_needed_max\": %llu, ",
-			       (unsigned long long)j->to_copy, (unsigned long long)j->need_max);
-		printf("\"seconds\": %.3f, \"skip_reasons\": {", (double)el / 1e9);
+		/* What a dry run measures; null after a real one. */
+		json_u64_or_null("to_copy", j->o.dry_run, j->to_copy);
+		json_u64_or_null("space_needed_max", j->o.dry_run, j->need_max);
+		printf(", \"seconds\": %.3f, \"skip_reasons\": {", (double)el / 1e9);
 		json_counts(j->skips, EA_SKIP_COUNT, skip_name);
 		printf("}, \"swap_paths\": {");
 		json_counts(j->swaps, EA_SWAP_IN_PLACE + 1, swap_name);
@@ -876,8 +905,13 @@ int cmd_realign(int argc, char **argv)
 		j.status = exit_worst(j.status, collect(&j, argv[i]));
 
 	if (j.json)
-		printf("{\n  \"extsize\": %u, \"dry_run\": %s,\n  \"files\": [",
-		       config ? 0 : extsize, j.o.dry_run ? "true" : "false");
+		/* With --config each rule gives its own: no one size for the run. */
+		printf("{\n  \"extsize\": ");
+	if (config)
+		fputs("null", stdout);
+	else
+		printf("%u", extsize);
+	printf(", \"dry_run\": %s,\n  \"files\": [", j.o.dry_run ? "true" : "false");
 	/* Many files: their directories made durable together (realign.h). */
 	if (!j.o.dry_run && j.n > 1)
 		j.o.batch = ea_realign_batch_new();

@@ -51,15 +51,32 @@ static bool daemon_alive(pid_t pid)
 	return !strcmp(comm, "extalignd");
 }
 
+/*
+ * Without a state file (s NULL) the same keys: null for what only a daemon
+ * knows, empty arrays for its lists (extalign(8), JSON OUTPUT).
+ */
+static void print_json_absent(void)
+{
+	static const char *const unknown[] = {
+		"pid",	   "phase",	  "started_usec", "updated_usec", "config",
+		"watcher", "last_reload", "rules",	  "counters",
+	};
+
+	fputs("{\"running\":false", stdout);
+	for (size_t i = 0; i < ARRAY_SIZE(unknown); i++)
+		printf(",\"%s\":null", unknown[i]);
+	puts(",\"by_rule\":[],\"marks\":[],\"errors\":[],\"late\":[]}");
+}
+
 static void print_json(const struct ea_state *s, bool alive)
 {
 	printf("{\"running\":%s,\"pid\":%d,\"phase\":", alive ? "true" : "false", (int)s->pid);
-	json_str(s->phase);
+	json_str_or_null(s->phase);
 	printf(",\"started_usec\":%" PRIu64 ",\"updated_usec\":%" PRIu64 ",\"config\":",
 	       s->started_usec, s->updated_usec);
-	json_str(s->config);
+	json_str_or_null(s->config);
 	fputs(",\"watcher\":", stdout);
-	json_str(s->watcher);
+	json_str_or_null(s->watcher);
 	fputs(",\"last_reload\":", stdout);
 	if (s->last_reload)
 		json_str(s->last_reload);
@@ -97,13 +114,13 @@ static void print_json(const struct ea_state *s, bool alive)
 
 		printf("%s{\"usec\":%" PRIu64 ",\"errno\":%d,\"error\":", i ? "," : "", e->usec,
 		       e->err);
-		json_str(e->err ? strerror(e->err) : "");
+		json_str_or_null(e->err ? strerror(e->err) : NULL);
 		fputs(",\"rule\":", stdout);
-		json_str(e->rule);
+		json_str_or_null(e->rule);
 		fputs(",\"path\":", stdout);
-		json_str(e->path);
+		json_str_or_null(e->path);
 		fputs(",\"message\":", stdout);
-		json_str(e->msg);
+		json_str_or_null(e->msg);
 		putchar('}');
 	}
 	fputs("],\"late\":[", stdout);
@@ -111,13 +128,13 @@ static void print_json(const struct ea_state *s, bool alive)
 		const struct ea_state_late *l = &s->late[i];
 
 		printf("%s{\"usec\":%" PRIu64 ",\"rule\":", i ? "," : "", l->usec);
-		json_str(l->rule);
+		json_str_or_null(l->rule);
 		fputs(",\"path\":", stdout);
 		json_str(l->path);
 		fputs(",\"queue\":", stdout);
 		json_str(l->queue);
 		fputs(",\"reason\":", stdout);
-		json_str(l->reason);
+		json_str_or_null(l->reason);
 		printf(",\"done_bytes\":%" PRIu64 ",\"total_bytes\":%" PRIu64 "}", l->done,
 		       l->total);
 	}
@@ -208,7 +225,7 @@ static void print_text(const struct ea_state *s, bool alive)
 		       s->marks[i].fstype, s->marks[i].how);
 	printf("hinted:    %" PRIu64 " files, %" PRIu64 " directories by the daemon; %" PRIu64
 	       " files, %" PRIu64 " directories by inheritance\n",
-	       c[EA_CNT_FILES_HINTED], c[EA_CNT_DIRS_INHERIT], c[EA_CNT_FILES_INHERITED],
+	       c[EA_CNT_FILES_HINTED], c[EA_CNT_DIRS_HINTED], c[EA_CNT_FILES_INHERITED],
 	       c[EA_CNT_DIRS_INHERITED]);
 	printf("late:      %" PRIu64 " files had data before their hint\n", c[EA_CNT_FILES_LATE]);
 	printf("problems:  %" PRIu64 " unsupported, %" PRIu64 " errors, %" PRIu64
@@ -319,7 +336,7 @@ int cmd_status(int argc, char **argv)
 			      "extalign_daemon_running 0\n",
 			      stdout);
 		else if (json)
-			puts("{\"running\":false}");
+			print_json_absent();
 		else
 			printf("extalignd: not running (no %s/%s)\n", dir, EA_STATE_FILE);
 		return EXIT_FAILED;

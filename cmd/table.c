@@ -3,6 +3,7 @@
 #include <err.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "table.h"
@@ -65,15 +66,30 @@ void table_set_bool(struct libscols_line *ln, int col, bool v)
 	table_set(ln, col, v ? "yes" : "no");
 }
 
-void table_print_json(struct libscols_table *tb)
+void table_print_json_more(struct libscols_table *tb, void (*more)(void *data), void *data)
 {
 	char *doc = NULL;
+	size_t len;
 
 	/* libsmartcols copies the bytes of names into JSON strings as they are. */
 	if (scols_print_table_to_string(tb, &doc) < 0 || !doc)
 		errx(EXIT_FAILED, "out of memory");
-	json_put_document(doc);
+	len = strlen(doc);
+	/* Its document is one object: its closing "\n}\n" waits for the members. */
+	if (more && len >= 3 && !strcmp(doc + len - 3, "\n}\n")) {
+		doc[len - 3] = '\0';
+		json_put_document(doc);
+		more(data);
+		puts("}");
+	} else {
+		json_put_document(doc);
+	}
 	free(doc);
+}
+
+void table_print_json(struct libscols_table *tb)
+{
+	table_print_json_more(tb, NULL, NULL);
 }
 
 void table_print(struct libscols_table *tb, bool json)

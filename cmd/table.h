@@ -32,6 +32,11 @@ void table_set_bool(struct libscols_line *ln, int col, bool v);
 void table_print(struct libscols_table *tb, bool json);
 /* The table (made with json) as JSON, names made UTF-8 as json_str() does. */
 void table_print_json(struct libscols_table *tb);
+/*
+ * The same, and more() prints further members of the document's object
+ * (",\n   \"summary\": {...}\n") before it is closed.
+ */
+void table_print_json_more(struct libscols_table *tb, void (*more)(void *data), void *data);
 
 /*
  * A text table written row by row (table-stream.c): constant memory, the

@@ -243,7 +243,7 @@ static int stat_counter(enum ea_state_stat st)
 	case EA_STAT_FILES_INHERITED:
 		return EA_CNT_FILES_INHERITED;
 	case EA_STAT_DIRS_HINTED:
-		return EA_CNT_DIRS_INHERIT;
+		return EA_CNT_DIRS_HINTED;
 	case EA_STAT_DIRS_INHERITED:
 		return EA_CNT_DIRS_INHERITED;
 	case EA_STAT_FILES_LATE:

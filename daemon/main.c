@@ -183,7 +183,7 @@ static void daemon_notify_status(struct daemon *d)
 		   d->phase, d->policy ? d->policy->n_rules : 0,
 		   PLURAL(d->policy ? d->policy->n_rules : 0, "rule", "rules"), d->watch.n_marks,
 		   PLURAL(d->watch.n_marks, "filesystem", "filesystems"), watcher_name(d),
-		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_INHERIT],
+		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_HINTED],
 		   c[EA_CNT_FILES_INHERITED] + c[EA_CNT_DIRS_INHERITED], c[EA_CNT_FILES_LATE],
 		   c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS],
 		   PLURAL(c[EA_CNT_ERRORS], "error", "errors"));

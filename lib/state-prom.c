@@ -173,7 +173,7 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 	put_family(f, "extalign_directories_hinted_total", "counter",
 		   "Directories given hint inheritance, by extalignd or by the kernel.");
 	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_HINTED, "by", "event",
-		    c[EA_CNT_DIRS_INHERIT]);
+		    c[EA_CNT_DIRS_HINTED]);
 	put_by_rule(f, s, "extalign_directories_hinted_total", EA_STAT_DIRS_INHERITED, "by",
 		    "inheritance", c[EA_CNT_DIRS_INHERITED]);
 	put_family(f, "extalign_late_files_total", "counter",

@@ -12,7 +12,7 @@
 
 static const char *const counter_names[_EA_CNT_MAX] = {
 	[EA_CNT_EVENTS] = "events",
-	[EA_CNT_DIRS_INHERIT] = "dirs_inherit_set",
+	[EA_CNT_DIRS_HINTED] = "dirs_hinted",
 	[EA_CNT_DIRS_INHERITED] = "dirs_inherited",
 	[EA_CNT_FILES_HINTED] = "files_hinted",
 	[EA_CNT_FILES_INHERITED] = "files_inherited",
@@ -534,6 +534,9 @@ static int parse_line(struct ea_state *s, const char *line, size_t len, bool fir
 	} else if (IS("counter", 2)) {
 		r = parse_u64(v[2], strlen(v[2]), &u);
 		i = ea_state_counter_from_name(v[1]);
+		/* The name of a daemon from before the JSON keys were made one. */
+		if (i < 0 && !strcmp(v[1], "dirs_inherit_set"))
+			i = EA_CNT_DIRS_HINTED;
 		if (!r && i >= 0)
 			s->counters[i] = u;
 	} else if (IS("mark", 3)) {

@@ -41,7 +41,7 @@
 
 enum ea_state_counter {
 	EA_CNT_EVENTS,		/* filesystem events read */
-	EA_CNT_DIRS_INHERIT,	/* directories given inheritance by us */
+	EA_CNT_DIRS_HINTED,	/* directories given inheritance by us */
 	EA_CNT_DIRS_INHERITED,	/* directories that already had it (kernel) */
 	EA_CNT_FILES_HINTED,	/* empty files hinted by us */
 	EA_CNT_FILES_INHERITED, /* files that got the hint from the kernel */

@@ -51,7 +51,7 @@ expect_in err "tmpfs does not support extent size hints"
 # since 6.x): no hint.
 expect_exit 0 "$EXTALIGN" get --json "$WORK/tmpfs/f"
 expect_in out '"fstype": "tmpfs"'
-expect_in out '"extsize": 0' 
+expect_in out '"extsize": null'
 
 # Permission denied: an unprivileged user on root's file.
 if id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then

@@ -22,7 +22,7 @@ expect_exit 0 "$EXTALIGN" get "$mnt/f"
 expect_in out "32K"
 expect_exit 0 "$EXTALIGN" get --json "$mnt/f"
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["files"][0]
-assert d["extsize"] == 32768 and d["fstype"] == "xfs" and d["blksize"] == 4096, d
+assert d["extsize"] == 32768 and d["fstype"] == "xfs" and d["block"] == 4096, d
 assert d["forcealign"] is False and d["inherit"] is False, d' "$WORK/out" || fail "bad JSON"
 
 # Directories inherit: a new file gets the hint from the kernel.

@@ -59,6 +59,7 @@ stray=$(cd "$root3" && find . -type f ! -path './usr/local/*' ! -path ./etc/exta
 [ -z "$stray" ] || fail "installed outside /usr/local: $stray"
 [ -f "$root3/usr/local/share/bash-completion/completions/extalign" ] || fail "no completion under /usr/local/share"
 [ -f "$root3/usr/local/share/man/man5/extalign.conf.5" ] || fail "no extalign.conf.5"
+[ -f "$root3/usr/local/share/extalign/extalign-json.schema.json" ] || fail "no JSON schema under /usr/local/share/extalign"
 [ -f "$root3/usr/local/lib/systemd/catalog/extalignd.catalog" ] || fail "no catalog under /usr/local/lib/systemd/catalog"
 for u in etc/*.service; do
 	[ -e "$u" ] || continue

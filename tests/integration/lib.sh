@@ -19,7 +19,7 @@ cleanup() {
 	local m l
 	tac "$WORK/.mounts" | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
 	while read -r l; do losetup -d "$l" 2>/dev/null || true; done <"$WORK/.loops"
-	rm -rf "$WORK"
+	[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 
 # track_mount DIR: unmount DIR when the test ends.

@@ -38,7 +38,7 @@ expect_in out "$mnt/plain/g: rule 'fs'"
 expect_in out "$mnt/plain/new: rule 'fs'"
 expect_in out "the path has no project id"
 expect_exit 0 "$EXTALIGN" policy explain "${O[@]}" --json "$mnt/proj/f"
-jq -e '.explain[0].projid == 42 and .explain[0].rule == "db"' "$WORK/out" >/dev/null ||
+jq -e '.verdicts[0].projid == 42 and .verdicts[0].rule == "db"' "$WORK/out" >/dev/null ||
 	fail "explain --json: projid not read from the file"
 # --project overrides what the file says.
 expect_exit 0 "$EXTALIGN" policy explain "${O[@]}" -p 7 "$mnt/proj/f"

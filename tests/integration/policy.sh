@@ -110,12 +110,12 @@ expect_in out "$WORK/tree/sub/new.ibd: rule 's'"
 # ---- explain --json ----
 expect_exit 1 "$EXTALIGN" policy explain "${GOOD[@]}" --json /data/db/t1.ibd /elsewhere/x
 # 5 rules per path, plus a 'none' row for the uncovered one.
-jq -e '.explain | length == 11' "$WORK/out" >/dev/null || fail "explain --json: not 11 rows"
-[ "$(jq -r '.explain[] | select(.path == "/data/db/t1.ibd" and .verdict == "applies") | .rule' "$WORK/out")" = db-ibd ] ||
+jq -e '.verdicts | length == 11' "$WORK/out" >/dev/null || fail "explain --json: not 11 rows"
+[ "$(jq -r '.verdicts[] | select(.path == "/data/db/t1.ibd" and .verdict == "applies") | .rule' "$WORK/out")" = db-ibd ] ||
 	fail "explain --json: wrong winner"
-[ "$(jq -r '[.explain[] | select(.path == "/elsewhere/x")][0].verdict' "$WORK/out")" = none ] ||
+[ "$(jq -r '[.verdicts[] | select(.path == "/elsewhere/x")][0].verdict' "$WORK/out")" = none ] ||
 	fail "explain --json: uncovered path has no 'none' row"
-jq -e '.explain[0].projid == 0 and .explain[0].type == "file"' "$WORK/out" >/dev/null ||
+jq -e '.verdicts[0].projid == 0 and .verdicts[0].type == "file"' "$WORK/out" >/dev/null ||
 	fail "explain --json: projid or type wrong"
 
 # ---- show ----
@@ -138,7 +138,7 @@ expect_in out "realign_windows = 22:00-06:00"
 { cat "$WORK/out"; printf '[rule x]\ndirectory = /x\nextsize = 16k\n'; } >"$WORK/roundtrip.conf"
 expect_exit 0 "$EXTALIGN" policy check -c "$WORK/roundtrip.conf" "${SYS[@]}"
 expect_exit 0 "$EXTALIGN" policy show "${GOOD[@]}" --daemon --json
-jq -e '.daemon[0].realign_bwlimit == 104857600 and .daemon[0].realign == true and .daemon[0].idle_time == "5min"' \
+jq -e '.daemon.realign_bwlimit == 104857600 and .daemon.realign == true and .daemon.idle_time == 300' \
 	"$WORK/out" >/dev/null || fail "show --daemon --json"
 
 # metrics_file: an absolute file name, shown back; anything else refused.

@@ -280,7 +280,7 @@ START_TEST(test_old_state)
 	static const char t[] =
 		"extalign-state\t1\npid\t77\nstarted\t1\nupdated\t2\n"
 		"config\t/etc/extalign.conf\nwatcher\tfanotify\nphase\trunning\nrules\t1\n"
-		"counter\tevents\t9\ncounter\tdirs_inherit_set\t1\ncounter\tdirs_inherited\t0\n"
+		"counter\tevents\t9\ncounter\tdirs_hinted\t1\ncounter\tdirs_inherited\t0\n"
 		"counter\tfiles_hinted\t4\ncounter\tfiles_inherited\t2\ncounter\tfiles_late\t1\n"
 		"counter\tunsupported\t0\ncounter\terrors\t1\ncounter\tskipped\t0\n"
 		"counter\toverflows\t0\ncounter\trescans\t0\ncounter\treloads\t0\n"
@@ -309,6 +309,20 @@ START_TEST(test_old_state)
 	ck_assert_msg(strstr(buf, "\nextalign_late_files_pending{rule=\"db\"} 2\n"), "%s", buf);
 	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_failures_total{reason=\"error\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "\nextalign_realigned_bytes_total 0\n"));
+	ea_state_free(&s);
+}
+END_TEST
+
+/* A state file of a daemon from before the counter was named dirs_hinted. */
+START_TEST(test_old_counter_name)
+{
+	static const char t[] = "extalign-state\t1\npid\t77\nstarted\t1\nupdated\t2\n"
+				"counter\tdirs_inherit_set\t3\n";
+	struct ea_state s = { 0 };
+
+	ck_assert_int_eq(ea_state_parse(t, sizeof(t) - 1, &s, NULL), 0);
+	ck_assert_uint_eq(s.counters[EA_CNT_DIRS_HINTED], 3);
+	ck_assert_str_eq(ea_state_counter_name(EA_CNT_DIRS_HINTED), "dirs_hinted");
 	ea_state_free(&s);
 }
 END_TEST
@@ -404,6 +418,7 @@ int main(void)
 	tcase_add_test(tc, test_file_replace);
 	tcase_add_test(tc, test_rule_stats);
 	tcase_add_test(tc, test_old_state);
+	tcase_add_test(tc, test_old_counter_name);
 	tcase_add_test(tc, test_prometheus_by_rule);
 	return run_suite("state", tc);
 }
