@@ -123,6 +123,17 @@ check-kernel: tests
 check-fstests:
 	kernel/fstests.sh atomic
 
+# fstests' quick group on the series in FSTESTS_SHARDS slices, against the
+# unpatched baseline once it is recorded (fstests-quick-baseline).  Each
+# slice's results are kept as it ends: stopped, it goes on where it was.
+FSTESTS_SHARDS ?= 24
+.PHONY: check-fstests-quick fstests-quick-baseline
+check-fstests-quick:
+	kernel/fstests.sh -g quick --shards $(FSTESTS_SHARDS) \
+		$(if $(wildcard kernel/fstests/quick.baseline),--baseline kernel/fstests/quick.baseline)
+fstests-quick-baseline:
+	kernel/fstests.sh --base -g quick --shards $(FSTESTS_SHARDS) --record kernel/fstests/quick.baseline
+
 # The series as an installable kernel package (kernel/deb.sh --small),
 # installed and booted in QEMU, the kernel tests run there (not part of
 # "make check": see kernel/README.md for its time).

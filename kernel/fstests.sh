@@ -6,6 +6,21 @@
 #   LIST            atomic or alloc (kernel/fstests/LIST.list) or a file
 #                   with one test per line; TESTs like generic/765.
 #                   Default: atomic.
+#   -g GROUP        every generic and ext4 test of an fstests group
+#                   (quick, auto, ...), from the built fstests' group.list,
+#                   in name order; may be given more than once
+#   --shard K/N     run only the K-th of N equal slices of the tests (in
+#                   the order above, so that two kernels' shards match)
+#   --shards N      run every slice of N not yet in the results file, one
+#                   guest each: a stopped or killed run resumes with the
+#                   slice it was in when run again
+#   --list          print the tests (of the slice, with --shard) and stop
+#   --results FILE  with --shard or --shards, where each slice's results
+#                   are appended when it ends (default
+#                   $EXTALIGN_KBUILD/results/LABEL-MODE.results; LABEL
+#                   is the lists, tests and groups joined by '+'); a
+#                   slice already there is not run again (keep N the
+#                   same for one file)
 #   --base          the unpatched 6.12 tree (an empty series) in its own
 #                   build directory, ${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
 #   --forcealign    the scratch root carries an inherited extsize
@@ -45,8 +60,18 @@ RECORD=
 BUILD_KERNEL=1
 BUILD_ONLY=0
 ARGS=()
+GROUPS_=()
+SHARD=
+SHARDS=
+RESULTS=
+LIST_ONLY=0
 while [ $# -gt 0 ]; do
 	case $1 in
+	-g) GROUPS_+=("${2:?-g GROUP}"); shift ;;
+	--shard) SHARD=${2:?--shard K/N}; shift ;;
+	--shards) SHARDS=${2:?--shards N}; shift ;;
+	--results) RESULTS=$(readlink -m "${2:?--results FILE}"); shift ;;
+	--list) LIST_ONLY=1 ;;
 	--base) BASE=1 ;;
 	--forcealign) FORCEALIGN=1 ;;
 	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
@@ -59,7 +84,17 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-[ ${#ARGS[@]} -gt 0 ] || ARGS=(atomic)
+[ ${#ARGS[@]} -gt 0 ] || [ ${#GROUPS_[@]} -gt 0 ] || ARGS=(atomic)
+if [ -n "$SHARD" ]; then
+	if ! [[ $SHARD =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] || [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; then
+		echo "fstests.sh: --shard wants K/N with 1 <= K <= N, not '$SHARD'" >&2
+		exit 2
+	fi
+fi
+if [ -n "$SHARDS" ]; then
+	[[ $SHARDS =~ ^[1-9][0-9]*$ ]] || { echo "fstests.sh: --shards wants a count, not '$SHARDS'" >&2; exit 2; }
+	[ -z "$SHARD" ] || { echo "fstests.sh: --shard and --shards do not go together" >&2; exit 2; }
+fi
 
 if [ $BASE = 1 ]; then
 	KB=${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
@@ -77,44 +112,6 @@ mkdir -p "$LOGS"
 die() { echo "fstests.sh: $*" >&2; exit 2; }
 t0=$(date +%s)
 step() { echo "  time $1: $(($(date +%s) - t0))s"; t0=$(date +%s); }
-
-# The tests: list names, list files and test names, in order, once each.
-tests=()
-for a in "${ARGS[@]}"; do
-	if [ -f "$HERE/fstests/$a.list" ]; then
-		a=$HERE/fstests/$a.list
-	fi
-	if [ -f "$a" ]; then
-		mapfile -t -O ${#tests[@]} tests < <(sed 's/#.*//' "$a" | awk 'NF { print $1 }')
-	elif [[ $a == */[0-9]* ]]; then
-		tests+=("$a")
-	else
-		die "no list or test '$a'"
-	fi
-done
-[ ${#tests[@]} -gt 0 ] || die "no tests"
-
-# kernel/fstests/expected: tests this harness does not run (skip) or
-# whose failure is by design (xfail) in a mode, with the reason printed.
-MODE=plain
-[ $FORCEALIGN = 1 ] && MODE=forcealign
-EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
-declare -A skip_reason xfail_reason
-if [ -f "$EXPECTED" ]; then
-	while read -r t mode action reason; do
-		[ "$mode" = any ] || [ "$mode" = "$MODE" ] || continue
-		case $action in
-		skip) skip_reason[$t]=$reason ;;
-		xfail) xfail_reason[$t]=$reason ;;
-		*) die "$EXPECTED: $t: unknown action '$action' (skip or xfail)" ;;
-		esac
-	done < <(sed 's/#.*//' "$EXPECTED" | awk 'NF')
-fi
-run_tests=()
-for t in "${tests[@]}"; do
-	[ -n "${skip_reason[$t]:-}" ] || run_tests+=("$t")
-done
-[ ${#run_tests[@]} -gt 0 ] || die "every test is skipped by $EXPECTED"
 
 echo "== kernel ($KB$([ $BASE = 1 ] && echo ', unpatched'))"
 SRC=$KB/src
@@ -155,104 +152,236 @@ fi
 step tools
 [ $BUILD_ONLY = 1 ] && exit 0
 
-echo "== fstests in the guest: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
+# The tests: list names, list files and test names, in order, once each.
+tests=()
+for a in "${ARGS[@]}"; do
+	if [ -f "$HERE/fstests/$a.list" ]; then
+		a=$HERE/fstests/$a.list
+	fi
+	if [ -f "$a" ]; then
+		mapfile -t -O ${#tests[@]} tests < <(sed 's/#.*//' "$a" | awk 'NF { print $1 }')
+	elif [[ $a == */[0-9]* ]]; then
+		tests+=("$a")
+	else
+		die "no list or test '$a'"
+	fi
+done
+# Groups: what fstests' own group.list files (made when fstests was built)
+# say, for the directories ./check reads with FSTYP=ext4.
+for g in "${GROUPS_[@]}"; do
+	n0=${#tests[@]}
+	mapfile -t -O ${#tests[@]} tests < <(
+		for d in generic shared ext4; do
+			f=$TOOLS/xfstests/tests/$d/group.list
+			[ -f "$f" ] || continue
+			awk -v d="$d" -v g="$g" '!/^#/ { for (i = 2; i <= NF; i++) if ($i == g) { print d "/" $1; break } }' "$f"
+		done | sort -V)
+	[ ${#tests[@]} -gt "$n0" ] || die "no test is in group '$g'"
+done
+# Once each, first place kept.
+mapfile -t tests < <(printf '%s\n' "${tests[@]}" | awk '!seen[$0]++')
+[ ${#tests[@]} -gt 0 ] || die "no tests"
+
+# Slices: K of N is tests[(K-1)*L/N .. K*L/N), the same tests for every
+# kernel given the same lists and groups.
+slice_of() { # K N: prints the slice's tests
+	local k=$1 n=$2 l=${#tests[@]}
+	printf '%s\n' "${tests[@]:$(((k - 1) * l / n)):$((k * l / n - (k - 1) * l / n))}"
+}
+if [ $LIST_ONLY = 1 ]; then
+	if [ -n "$SHARD" ]; then
+		slice_of "${SHARD%/*}" "${SHARD#*/}"
+	else
+		printf '%s\n' "${tests[@]}"
+	fi
+	exit 0
+fi
+
+# kernel/fstests/expected: tests this harness does not run (skip) or
+# whose failure is by design (xfail) in a mode, with the reason printed.
+MODE=plain
+[ $FORCEALIGN = 1 ] && MODE=forcealign
+EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
+declare -A skip_reason xfail_reason
+if [ -f "$EXPECTED" ]; then
+	while read -r t mode action reason; do
+		[ "$mode" = any ] || [ "$mode" = "$MODE" ] || continue
+		case $action in
+		skip) skip_reason[$t]=$reason ;;
+		xfail) xfail_reason[$t]=$reason ;;
+		*) die "$EXPECTED: $t: unknown action '$action' (skip or xfail)" ;;
+		esac
+	done < <(sed 's/#.*//' "$EXPECTED" | awk 'NF')
+fi
 RUN=${EXTALIGN_RUN:-$KB/run-fstests}
 OUT=$RUN/out
-rm -rf "$OUT"
-mkdir -p "$RUN" "$OUT"
-# Two scsi_debug hosts with a store each: TEST_DEV and SCRATCH_DEV.  UML
-# keeps its memory (which holds the stores) in a file under TMPDIR.
-# scsi_debug completes each command after one jiffy by default, 10 ms at
-# this kernel's HZ=100: the guest then mostly waits (ext4/062 took 768 s
-# of which 76 s CPU).  delay=-1 completes it from a workqueue instead,
-# still after queuecommand returns, so I/O stays asynchronous.
-TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
-	mem="${FSTESTS_MEM:-2G}" \
-	root=/dev/root rootfstype=hostfs rootflags=/ rw \
-	init="$HERE/fstests/init.sh" \
-	scsi_debug.add_host=2 scsi_debug.per_host_store=1 \
-	scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-512}" scsi_debug.sector_size=4096 \
-	scsi_debug.delay="${FSTESTS_DISK_DELAY:--1}" \
-	scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
-	scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
-	EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
-	FSTESTS_TESTS="$(IFS=,; echo "${run_tests[*]}")" FSTESTS_FORCEALIGN=$FORCEALIGN \
-	FSTESTS_TEST_TIMEOUT="${FSTESTS_TEST_TIMEOUT:-900}" \
-	FSTESTS_EXTSIZE="${FSTESTS_EXTSIZE:-16384}" KTOOL="$TOOLS/bin/ktool" \
-	</dev/null >"$RUN/console.log" 2>&1
-uml_rc=$?
-step guest
-if [ ! -f "$OUT/done" ]; then
-	tail -n 30 "$RUN/console.log" "$OUT/guest.log" "$OUT/check.out" 2>/dev/null >&2
-	die "the guest did not finish (exit $uml_rc; console in $RUN/console.log)"
-fi
+mkdir -p "$RUN"
+# What this invocation ran, every slice: the baseline comparison reads it.
+ALL=$RUN/summary.all
+: >"$ALL"
+passed=0 failed=0 notrun=0 xfailed=0 not_forcealign=0 slices_run=0
 
-# One line per test from what ./check printed (kernel/fstests/report.py).
-"$HERE/fstests/report.py" "$OUT" "${tests[@]}" >"$OUT/summary" ||
-	die "cannot read the report"
-
-passed=0 failed=0 notrun=0 xfailed=0 not_forcealign=0
-# With --forcealign: how many of each test's scratch mounts the hook
-# marked, and why it could not mark the others (kernel/fstests/
-# mount-hook.sh's log).  A test passes on a forcealign root only if every
-# scratch mount it made was marked; one that passed otherwise says so and
-# is counted apart.
-declare -A hook_marked hook_failed hook_why
-if [ $FORCEALIGN = 1 ] && [ -f "$OUT/mount-hook.log" ]; then
-	while read -r _ t what rest; do
-		if [ "$what" = marked ] && [[ $rest == *xflags=0x101000* ]]; then
-			hook_marked[$t]=$((${hook_marked[$t]:-0} + 1))
-		else
-			hook_failed[$t]=$((${hook_failed[$t]:-0} + 1))
-			hook_why[$t]=$(echo "${rest#*: }" | sed 's/ *$//')
+# run_slice LABEL TEST...: boot the guest once for the tests (those
+# kernel/fstests/expected does not skip), print a line per test and
+# append "NAME STATUS REASON" lines to $OUT/summary.final and $ALL.
+run_slice() {
+	local label=$1 t uml_rc
+	shift
+	local slice=("$@") run_tests=()
+	for t in "${slice[@]}"; do
+		[ -n "${skip_reason[$t]:-}" ] || run_tests+=("$t")
+	done
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
+	if [ ${#run_tests[@]} -gt 0 ]; then
+		# The list goes through a file: a group's slice would not fit
+		# on the kernel command line.
+		printf '%s\n' "${run_tests[@]}" >"$OUT/tests"
+		# Three scsi_debug hosts with a store each: TEST_DEV, SCRATCH_DEV
+		# and LOGWRITES_DEV (dm log-writes tests).  UML keeps its memory
+		# (which holds the stores) in a file under TMPDIR.  scsi_debug
+		# completes each command after one jiffy by default, 10 ms at
+		# this kernel's HZ=100: the guest then mostly waits (ext4/062
+		# took 768 s of which 76 s CPU).  delay=-1 completes it from a
+		# workqueue instead, still after queuecommand returns, so I/O
+		# stays asynchronous.
+		TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
+			mem="${FSTESTS_MEM:-3G}" \
+			root=/dev/root rootfstype=hostfs rootflags=/ rw \
+			init="$HERE/fstests/init.sh" \
+			scsi_debug.add_host=3 scsi_debug.per_host_store=1 \
+			scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-512}" scsi_debug.sector_size=4096 \
+			scsi_debug.delay="${FSTESTS_DISK_DELAY:--1}" \
+			scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
+			scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
+			EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
+			FSTESTS_TESTS_FILE="$OUT/tests" FSTESTS_FORCEALIGN=$FORCEALIGN \
+			FSTESTS_TEST_TIMEOUT="${FSTESTS_TEST_TIMEOUT:-900}" \
+			FSTESTS_EXTSIZE="${FSTESTS_EXTSIZE:-16384}" KTOOL="$TOOLS/bin/ktool" \
+			</dev/null >"$RUN/console.log" 2>&1
+		uml_rc=$?
+		step guest
+		if [ ! -f "$OUT/done" ]; then
+			tail -n 30 "$RUN/console.log" "$OUT/guest.log" "$OUT/check.out" 2>/dev/null >&2
+			die "the guest did not finish (exit $uml_rc; console in $RUN/console.log)"
 		fi
-	done < <(grep '^hook: ' "$OUT/mount-hook.log")
-fi
-# Tests the harness skipped get their reason from kernel/fstests/expected;
-# an expected failure is XFAIL (not counted as a failure), and a test
-# expected to fail that passes says so.
-while read -r name status reason; do
-	if [ -n "${skip_reason[$name]:-}" ]; then
-		status=NOTRUN reason="harness: ${skip_reason[$name]}"
-	elif [ -n "${xfail_reason[$name]:-}" ]; then
-		# Only a test that ran and failed fails by design: one that
-		# never ran, or was cut off, stays a FAIL.
-		case $status:$reason in
-		"FAIL:not in fstests' output"* | "FAIL:timed out"* | "FAIL:no result"*) ;;
-		FAIL:*) status=XFAIL reason="by design: ${xfail_reason[$name]}; fstests: $reason" ;;
-		PASS:*) reason="$reason; listed as an expected failure in $(basename "$EXPECTED"): drop it there" ;;
+	fi
+	report_slice "${slice[@]}"
+	slices_run=$((slices_run + 1))
+}
+
+# report_slice TEST...: the PASS/FAIL/NOTRUN/XFAIL line of each test.
+report_slice() {
+	local name status reason marked unmarked f _ t what rest
+	# One line per test from what ./check printed (kernel/fstests/report.py).
+	"$HERE/fstests/report.py" "$OUT" "$@" >"$OUT/summary" ||
+		die "cannot read the report"
+	# With --forcealign: how many of each test's scratch mounts the hook
+	# marked, and why it could not mark the others (kernel/fstests/
+	# mount-hook.sh's log).  A test passes on a forcealign root only if
+	# every scratch mount it made was marked; one that passed otherwise
+	# says so and is counted apart.
+	local -A hook_marked=() hook_failed=() hook_why=()
+	if [ $FORCEALIGN = 1 ] && [ -f "$OUT/mount-hook.log" ]; then
+		while read -r _ t what rest; do
+			if [ "$what" = marked ] && [[ $rest == *xflags=0x101000* ]]; then
+				hook_marked[$t]=$((${hook_marked[$t]:-0} + 1))
+			else
+				hook_failed[$t]=$((${hook_failed[$t]:-0} + 1))
+				hook_why[$t]=$(echo "${rest#*: }" | sed 's/ *$//')
+			fi
+		done < <(grep '^hook: ' "$OUT/mount-hook.log")
+	fi
+	# Tests the harness skipped get their reason from kernel/fstests/
+	# expected; an expected failure is XFAIL (not counted as a failure),
+	# and a test expected to fail that passes says so.
+	while read -r name status reason; do
+		if [ -n "${skip_reason[$name]:-}" ]; then
+			status=NOTRUN reason="harness: ${skip_reason[$name]}"
+		elif [ -n "${xfail_reason[$name]:-}" ]; then
+			# Only a test that ran and failed fails by design: one that
+			# never ran, or was cut off, stays a FAIL.
+			case $status:$reason in
+			"FAIL:not in fstests' output"* | "FAIL:timed out"* | "FAIL:no result"*) ;;
+			FAIL:*) status=XFAIL reason="by design: ${xfail_reason[$name]}; fstests: $reason" ;;
+			PASS:*) reason="$reason; listed as an expected failure in $(basename "$EXPECTED"): drop it there" ;;
+			esac
+		fi
+		marked=${hook_marked[$name]:-0} unmarked=${hook_failed[$name]:-0}
+		if [ $FORCEALIGN = 1 ] && [ "$status" = PASS ] && { [ "$unmarked" != 0 ] || [ "$marked" = 0 ]; }; then
+			if [ "$marked$unmarked" = 00 ]; then
+				reason="${reason:+$reason; }not forcealign: it mounted no scratch filesystem"
+			else
+				reason="${reason:+$reason; }not forcealign: $marked of $((marked + unmarked)) scratch mounts forcealign, the hook could not mark the others (${hook_why[$name]})"
+			fi
+			not_forcealign=$((not_forcealign + 1))
+		fi
+		echo "$name $status $reason" >>"$OUT/summary.final"
+		echo "$status $name${reason:+ ($reason)}"
+		case $status in
+		XFAIL) xfailed=$((xfailed + 1)) ;;
+		PASS) passed=$((passed + 1)) ;;
+		NOTRUN) notrun=$((notrun + 1)) ;;
+		*) failed=$((failed + 1))
+		   for f in "$OUT/results/$name.out.bad" "$OUT/results/$name.dmesg"; do
+			[ -f "$f" ] && echo "    $f"
+		   done ;;
 		esac
-	fi
-	marked=${hook_marked[$name]:-0} unmarked=${hook_failed[$name]:-0}
-	if [ $FORCEALIGN = 1 ] && [ "$status" = PASS ] && { [ "$unmarked" != 0 ] || [ "$marked" = 0 ]; }; then
-		if [ "$marked$unmarked" = 00 ]; then
-			reason="${reason:+$reason; }not forcealign: it mounted no scratch filesystem"
-		else
-			reason="${reason:+$reason; }not forcealign: $marked of $((marked + unmarked)) scratch mounts forcealign, the hook could not mark the others (${hook_why[$name]})"
-		fi
-		not_forcealign=$((not_forcealign + 1))
-	fi
-	echo "$name $status $reason" >>"$OUT/summary.final"
-	echo "$status $name${reason:+ ($reason)}"
-	case $status in
-	XFAIL) xfailed=$((xfailed + 1)) ;;
-	PASS) passed=$((passed + 1)) ;;
-	NOTRUN) notrun=$((notrun + 1)) ;;
-	*) failed=$((failed + 1))
-	   for f in "$OUT/results/$name.out.bad" "$OUT/results/$name.dmesg"; do
-		[ -f "$f" ] && echo "    $f"
-	   done ;;
-	esac
-done <"$OUT/summary"
-[ -f "$OUT/mount-hook.log" ] &&
-	echo "forcealign hook: $(grep -c '^hook: [^ ]* marked .*xflags=0x101000' "$OUT/mount-hook.log") scratch mounts marked, $(grep -c '^hook: [^ ]* failed' "$OUT/mount-hook.log") failed"
-echo "$passed passed$([ $FORCEALIGN = 1 ] && echo " ($((passed - not_forcealign)) on a forcealign root)"), $failed failed, $xfailed failed by design, $notrun notrun (results in $OUT)"
+	done <"$OUT/summary"
+	[ -f "$OUT/mount-hook.log" ] &&
+		echo "forcealign hook: $(grep -c '^hook: [^ ]* marked .*xflags=0x101000' "$OUT/mount-hook.log") scratch mounts marked, $(grep -c '^hook: [^ ]* failed' "$OUT/mount-hook.log") failed"
+	touch "$OUT/summary.final"
+	cat "$OUT/summary.final" >>"$ALL"
+}
 
-if [ -n "$RECORD" ]; then
+# Each slice's lines go to the results file under a "# slice K/N" line as
+# soon as it ends.
+if [ -n "$SHARD$SHARDS" ]; then
+	parts=("${ARGS[@]}" "${GROUPS_[@]}")
+	label=$(IFS=+; echo "${parts[*]}" | tr '/' '_')
+	RESULTS=${RESULTS:-$KB/results/$label-$MODE.results}
+	mkdir -p "$(dirname "$RESULTS")"
+	if [ -n "$SHARD" ]; then
+		k_list=("${SHARD%/*}") n=${SHARD#*/}
+	else
+		mapfile -t k_list < <(seq 1 "$SHARDS")
+		n=$SHARDS
+	fi
+	for k in "${k_list[@]}"; do
+		if grep -qx "# slice $k/$n .*" "$RESULTS" 2>/dev/null; then
+			echo "== slice $k/$n: already in $RESULTS"
+			continue
+		fi
+		mapfile -t slice < <(slice_of "$k" "$n")
+		[ ${#slice[@]} -gt 0 ] || continue
+		t_slice=$(date +%s)
+		run_slice "slice $k/$n" "${slice[@]}"
+		{
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches"
+			cat "$OUT/summary.final"
+		} >>"$RESULTS"
+		echo "== slice $k/$n: results appended to $RESULTS"
+	done
+	# The whole file's counts: every slice recorded so far, by any run.
+	echo "$RESULTS: $(grep -c "^# slice [0-9]*/$n " "$RESULTS") of $n slices recorded;" \
+		"$(awk '!/^#/ { n[$2]++ } END { printf "%d passed, %d failed, %d failed by design, %d notrun", n["PASS"], n["FAIL"], n["XFAIL"], n["NOTRUN"] }' "$RESULTS")"
+else
+	run_slice "" "${tests[@]}"
+fi
+echo "$passed passed$([ $FORCEALIGN = 1 ] && echo " ($((passed - not_forcealign)) on a forcealign root)"), $failed failed, $xfailed failed by design, $notrun notrun$([ $slices_run = 0 ] || echo " (last results in $OUT)")"
+
+if [ -n "$RECORD" ] && [ -n "$SHARD$SHARDS" ] && [ "$(grep -c "^# slice [0-9]*/$n " "$RESULTS")" != "$n" ]; then
+	echo "not recorded in $RECORD yet: $(grep -c "^# slice [0-9]*/$n " "$RESULTS") of $n slices are in $RESULTS (run again to go on)"
+elif [ -n "$RECORD" ]; then
 	{
-		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')${ARGS[*]}"
+		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
 		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
-		cat "$OUT/summary.final"
+		if [ -n "$SHARD$SHARDS" ]; then
+			grep -v '^#' "$RESULTS"
+		else
+			cat "$ALL"
+		fi
 	} >"$RECORD"
 	echo "recorded in $RECORD"
 fi
@@ -266,7 +395,7 @@ if [ -n "$BASELINE" ]; then
 			echo "REGRESSION $name: PASS in $(basename "$BASELINE"), $status now"
 			regressions=$((regressions + 1))
 		fi
-	done <"$OUT/summary.final"
+	done < <(if [ -n "$SHARD$SHARDS" ]; then grep -v '^#' "$RESULTS"; else cat "$ALL"; fi)
 	echo "$regressions regressions against $(basename "$BASELINE")"
 	[ $regressions = 0 ] || rc=1
 elif [ $failed != 0 ]; then

@@ -100,6 +100,26 @@ run_kernel() {
 # date once; then the two modes boot a guest each at once (UML keeps a
 # guest on one CPU), each in a run directory of its own.
 FSTESTS_MODES=(plain forcealign)
+
+# The quick group cut in 5 slices (kernel/fstests.sh --shard K/5 --list)
+# holds every test of the group once, in the group's order: what lets two
+# kernels' runs be compared slice by slice.
+check_slices() {
+	local log=$LOG/fstests_slices.log rc=0 k
+	local re='^(generic|ext4|shared)/[0-9]+$'
+	{
+		kernel/fstests.sh --no-build -g quick --list | grep -E "$re" >"$LOG/quick.all" &&
+			for k in 1 2 3 4 5; do
+				kernel/fstests.sh --no-build -g quick --shard "$k/5" --list | grep -E "$re"
+			done >"$LOG/quick.sliced" &&
+			[ "$(wc -l <"$LOG/quick.all")" -gt 100 ] &&
+			cmp "$LOG/quick.all" "$LOG/quick.sliced" &&
+			echo "quick: $(wc -l <"$LOG/quick.all") tests; 5 slices hold each once, in order"
+	} >"$log" 2>&1 || rc=1
+	record fstests/slices "$rc" "$log"
+	[ "$rc" = 0 ] && sed 's/^/    /' "$log" | tail -1
+}
+
 run_fstests() {
 	local kb=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 	local tools=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
@@ -115,6 +135,7 @@ run_fstests() {
 		done
 		return
 	fi
+	[ -n "$skip" ] || check_slices
 	for mode in "${FSTESTS_MODES[@]}"; do
 		log=$LOG/fstests_atomic-$mode.log
 		if [ -n "$skip" ]; then

@@ -6,7 +6,7 @@
 #   EXTALIGN_OUT       result directory on the host (hostfs)
 #   FSTESTS_DIR        the built fstests tree
 #   FSTESTS_BIN        directory with fio and xfs_io, first in PATH
-#   FSTESTS_TESTS      comma separated tests (generic/765,ext4/061,...)
+#   FSTESTS_TESTS_FILE the tests to run, one per line (generic/765, ...)
 #   FSTESTS_FORCEALIGN 1: every mount of the scratch filesystem gives its
 #                      root an inherited extsize + forcealign (mount-hook.sh)
 #   FSTESTS_EXTSIZE    that extsize in bytes (default 16384)
@@ -34,7 +34,7 @@ if [ ${#disks[@]} -lt 2 ]; then
 	echo "done" >"$OUT/done"
 	guest_poweroff
 fi
-for d in "${disks[@]:0:2}"; do
+for d in "${disks[@]:0:3}"; do
 	q=/sys/block/${d#/dev/}/queue
 	echo "fstests-init: $d $(blockdev --getsize64 "$d") bytes," \
 		"atomic $(cat "$q/atomic_write_unit_min_bytes")-$(cat "$q/atomic_write_unit_max_bytes")"
@@ -76,6 +76,11 @@ export SCRATCH_DEV=${disks[1]}
 export SCRATCH_MNT=$M/scratch
 export RESULT_BASE=$OUT/results
 EOF
+# A third disk, when kernel/fstests.sh gave one: the dm log-writes tests'
+# log device (they are NOTRUN without it).
+if [ ${#disks[@]} -ge 3 ]; then
+	echo "export LOGWRITES_DEV=${disks[2]}" >>"$config"
+fi
 if [ "${FSTESTS_FORCEALIGN:-0}" = 1 ]; then
 	# fstests takes mount from MOUNT_PROG: the hook mounts, then marks
 	# the scratch root.
@@ -136,7 +141,7 @@ watchdog_pid=$!
 # commands that in UML cost more than the tests of list (a) themselves;
 # kernel/fstests/report.py reads check.out instead.
 # shellcheck disable=SC2046
-HOST_OPTIONS=$config ./check $(tr ',' ' ' <<<"$FSTESTS_TESTS") \
+HOST_OPTIONS=$config ./check $(cat "${FSTESTS_TESTS_FILE:?}") \
 	>"$OUT/check.out" 2>&1
 echo "fstests-init: ./check exit $? after $(($(date +%s) - start))s"
 kill "$watchdog_pid"
