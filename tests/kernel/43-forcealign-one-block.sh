@@ -47,11 +47,15 @@ every_path "$MNT/one" 4096
 # which would keep a contiguous run free), then free every other block of
 # the filler.
 echo 0 >"/sys/fs/ext4/${UBD##*/}/reserved_clusters" || die "reserved_clusters"
-for _ in 1 2; do
-	dd if=/dev/zero of="$MNT/fill" bs=64k oflag=append conv=notrunc \
+# Direct writes: ENOSPC comes back to dd at once.  Buffered ones would
+# leave delayed allocations for writeback to place with no reserved pool
+# left, and a loaded CI machine once saw that writeback never end (the
+# guest hung in this fill, its timeout unable to kill dd).
+for bs in 64k 4k; do
+	dd if=/dev/zero of="$MNT/fill" bs=$bs oflag=append,direct conv=notrunc \
 		status=none 2>/dev/null
-	sync
 done
+sync
 echo "free blocks after the fill: $(stat -f -c %f "$MNT")"
 # The punches split the filler's extents and need extent tree blocks:
 # 8 free blocks to start with (too few for a 64 KiB unit), then the ones
