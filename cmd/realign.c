@@ -904,14 +904,15 @@ int cmd_realign(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		j.status = exit_worst(j.status, collect(&j, argv[i]));
 
-	if (j.json)
+	if (j.json) {
 		/* With --config each rule gives its own: no one size for the run. */
 		printf("{\n  \"extsize\": ");
-	if (config)
-		fputs("null", stdout);
-	else
-		printf("%u", extsize);
-	printf(", \"dry_run\": %s,\n  \"files\": [", j.o.dry_run ? "true" : "false");
+		if (config)
+			fputs("null", stdout);
+		else
+			printf("%u", extsize);
+		printf(", \"dry_run\": %s,\n  \"files\": [", j.o.dry_run ? "true" : "false");
+	}
 	/* Many files: their directories made durable together (realign.h). */
 	if (!j.o.dry_run && j.n > 1)
 		j.o.batch = ea_realign_batch_new();

@@ -52,8 +52,8 @@ static bool daemon_alive(pid_t pid)
 }
 
 /*
- * Without a state file (s NULL) the same keys: null for what only a daemon
- * knows, empty arrays for its lists (extalign(8), JSON OUTPUT).
+ * Without a state file, print_json()'s keys all the same: null for what
+ * only a daemon knows, empty arrays for its lists (extalign(8), JSON OUTPUT).
  */
 static void print_json_absent(void)
 {

@@ -80,6 +80,8 @@ du_before=$(du -k "$t/sparse" | cut -f1)
 # Dry run: says what it would do, changes nothing.
 expect_exit 0 "${R[@]}" --extsize 64k --dry-run "$t"
 expect_in out "would realign 4 of 4 files"
+# Text is text: nothing of the JSON document leaks into it.
+! grep -qF '"dry_run"' "$WORK/out" || { cat "$WORK/out"; fail "JSON in realign's text output"; }
 for f in tiny large sparse sub/meta; do
 	[ "$(fingerprint "$t/$f")" = "${before[$f]}" ] || fail "dry run changed $f"
 	[ "$(xfs_extsize "$t/$f")" = 0 ] || fail "dry run set a hint on $f"
