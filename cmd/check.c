@@ -453,13 +453,20 @@ static int check_one(struct check_out *out, const struct target *t, const struct
 }
 
 /* Under a table of more than one file: how many got each verdict. */
-static void print_counts(const struct check_out *out)
+static unsigned files_judged(const struct check_out *out)
 {
 	unsigned total = 0;
-	const char *sep = ": ";
 
 	for (int v = 0; v < V_COUNT; v++)
 		total += out->verdicts[v];
+	return total;
+}
+
+static void print_counts(const struct check_out *out)
+{
+	unsigned total = files_judged(out);
+	const char *sep = ": ";
+
 	if (total < 2)
 		return;
 	printf("\n%u files", total);
@@ -477,11 +484,8 @@ static void print_counts(const struct check_out *out)
 static void json_summary(void *data)
 {
 	const struct check_out *out = data;
-	unsigned total = 0;
 
-	for (int v = 0; v < V_COUNT; v++)
-		total += out->verdicts[v];
-	printf(",\n   \"summary\": {\"files\": %u", total);
+	printf(",\n   \"summary\": {\"files\": %u", files_judged(out));
 	for (int v = 0; v < V_COUNT; v++) {
 		fputs(", ", stdout);
 		json_key(verdict_names[v]);

@@ -559,8 +559,8 @@ static char *duration_or_seconds(uint64_t usec, bool json)
 static int show_daemon(const struct ea_daemon_conf *d, bool json)
 {
 	static const char *const watch[] = { "auto", "fanotify", "inotify" };
-	int size_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
-	int time_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
+	/* Sizes and durations: numbers in JSON, the config's words in text. */
+	int number_type = json ? SCOLS_JSON_NUMBER : SCOLS_JSON_STRING;
 	const struct {
 		const char *key;
 		int type;
@@ -570,14 +570,14 @@ static int show_daemon(const struct ea_daemon_conf *d, bool json)
 		{ "idle_io_pressure", SCOLS_JSON_NUMBER, xasprintf("%g", d->idle_io_pressure) },
 		{ "idle_disk_util", SCOLS_JSON_NUMBER, xasprintf("%g", d->idle_disk_util) },
 		{ "idle_cpu_load", SCOLS_JSON_NUMBER, xasprintf("%g", d->idle_cpu_load) },
-		{ "idle_time", time_type, duration_or_seconds(d->idle_time_usec, json) },
-		{ "idle_poll", time_type, duration_or_seconds(d->idle_poll_usec, json) },
+		{ "idle_time", number_type, duration_or_seconds(d->idle_time_usec, json) },
+		{ "idle_poll", number_type, duration_or_seconds(d->idle_poll_usec, json) },
 		{ "realign", SCOLS_JSON_BOOLEAN, xasprintf("%s", d->realign ? "yes" : "no") },
-		{ "realign_bwlimit", size_type, size_str(d->realign_bwlimit, json) },
-		{ "realign_max_file_size", size_type, size_str(d->realign_max_file_size, json) },
-		{ "realign_max_time", time_type,
+		{ "realign_bwlimit", number_type, size_str(d->realign_bwlimit, json) },
+		{ "realign_max_file_size", number_type, size_str(d->realign_max_file_size, json) },
+		{ "realign_max_time", number_type,
 		  duration_or_seconds(d->realign_max_time_usec, json) },
-		{ "realign_scan_interval", time_type,
+		{ "realign_scan_interval", number_type,
 		  duration_or_seconds(d->realign_scan_interval_usec, json) },
 		{ "realign_queue_max", SCOLS_JSON_NUMBER,
 		  xasprintf("%llu", (unsigned long long)d->realign_queue_max) },
