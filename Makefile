@@ -118,6 +118,14 @@ check-integration: tests
 check-kernel: tests
 	kernel/check.sh
 
+# The e2fsprogs series (e2fsprogs/): built and its own tests; -full adds
+# e2fsprogs' whole "make check" against the unpatched tree.
+.PHONY: check-e2fsprogs check-e2fsprogs-full
+check-e2fsprogs:
+	e2fsprogs/check.sh
+check-e2fsprogs-full:
+	e2fsprogs/check.sh --full
+
 # fstests in the UML guest: the atomic-write list (kernel/fstests/).
 .PHONY: check-fstests
 check-fstests:

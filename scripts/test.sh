@@ -1,7 +1,8 @@
 #!/bin/bash
 # Set up and run every test on a fresh Debian 12 machine, as root: installs
 # the missing packages (scripts/packages.txt), builds, then runs the unit,
-# integration, fuzz, kernel, fstests and fresh-root suites (tests/run.sh).
+# e2fsprogs, integration, fuzz, kernel, fstests and fresh-root suites
+# (tests/run.sh).
 # Skips are counted and say why.
 set -euo pipefail
 cd "$(dirname "$0")/.."

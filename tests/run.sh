@@ -1,9 +1,10 @@
 #!/bin/bash
 # Run the test suites: unit (Check, under valgrind when installed),
-# integration (real loop filesystems), kernel (patched UML kernel), fstests
-# (upstream fstests' atomic-write list on that kernel), fresh (the README's
-# demo and the Debian package in a new Debian 12 root).
-# Usage: tests/run.sh [unit|integration|fuzz|kernel|fstests|fresh]...
+# e2fsprogs (the patched e2fsprogs and their tests; the integration and
+# kernel suites then use its e2fsck), integration (real loop
+# filesystems), kernel (patched UML kernel), fstests (upstream fstests' atomic-write list on that kernel),
+# fresh (the README's demo and the Debian package in a new Debian 12 root).
+# Usage: tests/run.sh [unit|e2fsprogs|integration|fuzz|kernel|fstests|fresh]...
 # (default: all)
 # Prints one line per test and a summary with pass, fail and skip counts;
 # every skip carries its reason.  Exit status is non-zero if any test failed.
@@ -12,7 +13,7 @@ set -uo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP" || exit 1
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit integration fuzz kernel fstests fresh)
+[ ${#suites[@]} -gt 0 ] || suites=(unit e2fsprogs integration fuzz kernel fstests fresh)
 
 pass=0 failed=0 skipped=0
 failures=() skips=()
@@ -78,6 +79,17 @@ run_fuzz() {
 	rc=$?
 	record fuzz/libfuzzer "$rc" "$LOG/fuzz.log"
 	grep '^fuzz ' "$LOG/fuzz.log" | sed 's/^/    /'
+}
+
+# The e2fsprogs series (e2fsprogs/check.sh): built, and its tests in
+# e2fsprogs' own harness.  Before the kernel suite, whose guests run the
+# patched e2fsck it leaves in $EXTALIGN_E2BUILD/bin.
+run_e2fsprogs() {
+	local rc
+	e2fsprogs/check.sh >"$LOG/e2fsprogs.log" 2>&1
+	rc=$?
+	record e2fsprogs/check "$rc" "$LOG/e2fsprogs.log"
+	grep -E '^(PASS|FAIL) |^time ' "$LOG/e2fsprogs.log" | sed 's/^/    /'
 }
 
 run_kernel() {
@@ -173,8 +185,8 @@ run_fresh() {
 
 for s in "${suites[@]}"; do
 	case $s in
-	unit | integration | fuzz | kernel | fstests | fresh) "run_$s" ;;
-	*) echo "unknown suite '$s' (unit, integration, fuzz, kernel, fstests, fresh)" >&2; exit 2 ;;
+	unit | integration | fuzz | e2fsprogs | kernel | fstests | fresh) "run_$s" ;;
+	*) echo "unknown suite '$s' (unit, e2fsprogs, integration, fuzz, kernel, fstests, fresh)" >&2; exit 2 ;;
 	esac
 done
 
