@@ -27,6 +27,7 @@
 
 #include "cmd.h"
 #include "escape.h"
+#include "extalign/e2fsck.h"
 #include "extalign/atomic.h"
 #include "extalign/blockdev.h"
 #include "extalign/hint.h"
@@ -141,6 +142,7 @@ struct ctx {
 	bool *selected;			/* per devs[] entry */
 	struct libscols_line **lines;	/* per devs[] entry, once printed */
 	struct libscols_line **fslines; /* per devs[] entry: its filesystem row */
+	bool saw_ext4;			/* a row is an ext4: say what e2fsck knows */
 };
 
 static void usage(FILE *out)
@@ -439,6 +441,7 @@ static void add_fs_line(struct ctx *c, size_t i)
 	set_data(c, ln, COL_NAME, m->target);
 	set_data(c, ln, COL_TYPE, "fs");
 	set_data(c, ln, COL_FSTYPE, m->fstype);
+	c->saw_ext4 |= !strcmp(m->fstype, "ext4");
 	if (f.block_size)
 		set_size(c, ln, COL_BLOCK, f.block_size);
 	if (f.cluster_size)
@@ -494,6 +497,7 @@ static int add_file_line(struct ctx *c, const char *path, size_t i)
 	set_data(c, ln, COL_NAME, path);
 	set_data(c, ln, COL_TYPE, S_ISDIR(st.st_mode) ? "dir" : "file");
 	set_data(c, ln, COL_FSTYPE, m->fstype);
+	c->saw_ext4 |= !strcmp(m->fstype, "ext4");
 	if (f.block_size)
 		set_size(c, ln, COL_BLOCK, f.block_size);
 	if (f.extsize)
@@ -618,6 +622,43 @@ static void ctx_free(struct ctx *c)
 	free(c->selected);
 	free(c->lines);
 	free(c->fslines);
+}
+
+/* The e2fsck that checks ext4 at boot, and whether it knows forcealign. */
+static const char *e2fsck_path(void)
+{
+	const char *p = getenv("EXTALIGN_E2FSCK");
+
+	return p && *p ? p : EA_E2FSCK_PATH;
+}
+
+static void print_e2fsck_json(void *data)
+{
+	int r = ea_e2fsck_knows_forcealign(e2fsck_path());
+
+	(void)data;
+	fputs(",\n   \"e2fsck\": {\"path\": ", stdout);
+	json_str(e2fsck_path());
+	printf(", \"knows_forcealign\": %s}\n", r < 0 ? "null" : r ? "true" : "false");
+}
+
+static void print_e2fsck_note(void)
+{
+	const char *path = e2fsck_path();
+	int r = ea_e2fsck_knows_forcealign(path);
+
+	if (r > 0)
+		printf("\ne2fsck (%s) knows forcealign: a boot-time fsck keeps units whole.\n",
+		       path);
+	else if (r == 0)
+		printf("\ne2fsck (%s) does not know forcealign: after a crash, a boot-time fsck\n"
+		       "can break the unit at EOF of a forcealign file (extalign check finds it,\n"
+		       "extalign realign mends it); the extalign e2fsprogs packages keep it "
+		       "whole.\n",
+		       path);
+	else
+		printf("\ne2fsck (%s): cannot tell whether it knows forcealign: %s\n", path,
+		       strerror(-r));
 }
 
 int cmd_devices(int argc, char **argv)
@@ -754,6 +795,12 @@ int cmd_devices(int argc, char **argv)
 		if (argdev[i] >= 0 && argkind[i] == ARG_PATH)
 			status = exit_worst(status, add_file_line(&c, argv[i], (size_t)argdev[i]));
 
-	table_print(tb, c.json);
+	if (c.json) {
+		table_print_json_more(tb, c.saw_ext4 ? print_e2fsck_json : NULL, NULL);
+	} else {
+		table_print(tb, false);
+		if (c.saw_ext4 && !noheadings)
+			print_e2fsck_note();
+	}
 	return status;
 }
