@@ -249,11 +249,15 @@ run_guests() {
 	[ "$n" -ge 1 ] || n=1
 	rm -rf "$queue" "$LOGS"/console*.log
 	mkdir -p "$queue" "$out"
+	# The patched e2fsprogs, when e2fsprogs/check.sh built them.
+	e2=()
+	e2bin=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}/bin
+	[ -x "$e2bin/e2fsck" ] && e2=(EXTALIGN_E2FSPROGS="$e2bin")
 	for ((g = 1; g <= n; g++)); do
 		rm -rf "$out.$g"
 		EXTALIGN_RUN=$RUN/guest-$g "$HERE/boot.sh" "$TOP/tests/kernel/init.sh" \
 			"$out.$g" KTOOL="$RUN/ktool" EXTALIGN_TESTS="$order" \
-			EXTALIGN_QUEUE="$queue" >"$LOGS/console-$g.log" 2>&1 &
+			EXTALIGN_QUEUE="$queue" "${e2[@]}" >"$LOGS/console-$g.log" 2>&1 &
 		pids+=($!)
 	done
 	for ((g = 1; g <= n; g++)); do

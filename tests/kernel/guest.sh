@@ -42,4 +42,10 @@ guest_setup() {
 			break
 		sleep 0.1
 	done
+
+	# The patched e2fsprogs (e2fsprogs/check.sh), when the host built
+	# them: the tests and the checks after each use them by name.
+	if [ -x "${EXTALIGN_E2FSPROGS:-}/e2fsck" ]; then
+		export PATH=$EXTALIGN_E2FSPROGS:$PATH
+	fi
 }
