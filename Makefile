@@ -125,6 +125,10 @@ check-e2fsprogs:
 	e2fsprogs/check.sh
 check-e2fsprogs-full:
 	e2fsprogs/check.sh --full
+# Debian packages of it (1.47.4-0extalign1) in /var/tmp/extalign-e2fsprogs/deb.
+.PHONY: e2fsprogs-deb
+e2fsprogs-deb:
+	e2fsprogs/deb.sh
 
 # fstests in the UML guest: the atomic-write list (kernel/fstests/).
 .PHONY: check-fstests

@@ -7,7 +7,9 @@
 #   1. the packages: kernel/deb.sh --small (incremental), or the linux-image
 #      and linux-headers .debs in DIR
 #   2. a Debian 12 root image made with mmdebstrap (cached), the guest's
-#      PID 1 (tests/kernel/qemu-init.sh) in it
+#      PID 1 (tests/kernel/qemu-init.sh) in it, and the series' e2fsprogs
+#      packages (e2fsprogs/deb.sh) installed over Debian's when they are
+#      built, so that the e2fsck -fn after every test is the series'
 #   3. boot 1: the package's kernel boots the root image and installs the
 #      packages there with dpkg -i
 #   4. boot 2: the kernel that dpkg installed in the image (its
@@ -151,6 +153,15 @@ if [ ! -s "$base" ]; then
 	mv -f "$base.new.tar" "$base"
 fi
 init_key=$(sha256sum <"$TOP/tests/kernel/qemu-init.sh" | cut -c1-12)
+# The series' e2fsprogs, newest build of each package.
+E2B=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}
+e2debs=()
+for p in e2fsprogs libext2fs2t64 libcom-err2 libss2 logsave; do
+	d=$(find "$E2B/deb" -maxdepth 1 -name "${p}_*_amd64.deb" 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$d" ] && e2debs+=("$d")
+done
+[ ${#e2debs[@]} = 5 ] || e2debs=()
+init_key+=-$(cat "${e2debs[@]}" </dev/null | sha256sum | cut -c1-8)
 root_img=$CACHE/$SUITE-qemu-$key-$init_key.img
 if [ ! -s "$root_img" ]; then
 	rm -f "$CACHE/$SUITE-qemu-$key"-*.img
@@ -158,6 +169,19 @@ if [ ! -s "$root_img" ]; then
 	tar -C "$dir" -xf "$base"
 	install -m 755 "$TOP/tests/kernel/qemu-init.sh" "$dir/sbin/extalign-qemu-init"
 	echo extalign-qemu >"$dir/etc/hostname"
+	if [ ${#e2debs[@]} -gt 0 ]; then
+		mkdir -p "$dir/tmp/e2debs"
+		cp "${e2debs[@]}" "$dir/tmp/e2debs/"
+		if ! chroot "$dir" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			DEBIAN_FRONTEND=noninteractive sh -c 'apt-get install -y -q /tmp/e2debs/*.deb' \
+			>"$LOGS/e2fsprogs-root.log" 2>&1; then
+			report FAIL root/e2fsprogs "installing the series' e2fsprogs in the root"
+			show_log "$LOGS/e2fsprogs-root.log"
+			rm -rf "$dir"
+			finish
+		fi
+		rm -rf "$dir/tmp/e2debs"
+	fi
 	if ! mkfs.ext4 -q -F -L extalign-root -d "$dir" "$root_img.new" 3G >"$LOGS/mkfs-root.log" 2>&1; then
 		report FAIL root/image "mkfs.ext4 -d"
 		show_log "$LOGS/mkfs-root.log"
@@ -168,7 +192,7 @@ if [ ! -s "$root_img" ]; then
 	mv -f "$root_img.new" "$root_img"
 fi
 cp --sparse=always "$root_img" "$RUN/root.img"
-report PASS root/image "$(basename "$root_img")"
+report PASS root/image "$(basename "$root_img")${e2debs:+, with $(basename "${e2debs[0]}")}"
 timer_end root
 
 # The tools the guest takes from the host.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages of scripts/packages.txt that one or more
-# purposes (build, demo, test, kernel, deb, fresh, fstests, qemu) need and this machine lacks.
+# purposes (build, demo, test, kernel, deb, fresh, fstests, qemu, e2fsprogs) need and this machine lacks.
 set -eu
 here=$(dirname "$0")
 [ $# -gt 0 ] || { echo "usage: $0 PURPOSE..." >&2; exit 2; }

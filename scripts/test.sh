@@ -6,6 +6,6 @@
 # Skips are counted and say why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh build test kernel fstests fresh
+scripts/install-deps.sh build test e2fsprogs kernel fstests fresh
 make -j"$(nproc)" tests
 exec tests/run.sh "$@"

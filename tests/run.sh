@@ -90,6 +90,10 @@ run_e2fsprogs() {
 	rc=$?
 	record e2fsprogs/check "$rc" "$LOG/e2fsprogs.log"
 	grep -E '^(PASS|FAIL) |^time ' "$LOG/e2fsprogs.log" | sed 's/^/    /'
+	# Its Debian packages, which the fresh suite installs.
+	e2fsprogs/deb.sh >"$LOG/e2fsprogs-deb.log" 2>&1
+	rc=$?
+	record e2fsprogs/deb "$rc" "$LOG/e2fsprogs-deb.log"
 }
 
 run_kernel() {

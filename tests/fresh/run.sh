@@ -12,6 +12,10 @@
 #      enable extalignd"; an edited conffile survives a reinstall.
 #   4. apt-get purge (and autoremove) leaves nothing but what policy keeps
 #      (dpkg's own records and logs).
+#   5. The patched e2fsprogs packages (e2fsprogs/deb.sh, built on the host
+#      if they are not there yet) installed over Debian 12's: the version,
+#      e2fsck -V, debugfs set_extsize and stat, a clean e2fsck, and
+#      extalign devices saying the boot-time e2fsck knows forcealign.
 #
 # Usage: tests/fresh/run.sh [--refresh]
 #   --refresh  build the base root again instead of reusing the cached one
@@ -218,5 +222,54 @@ diff -u "$LOG/files-before" "$LOG/files-after" >"$LOG/files-diff" ||
 	{ cat "$LOG/files-diff"; fail "purge left files behind or removed others"; }
 ok "apt-get purge extalign leaves the root as it was before the install"
 phase purge
+
+# 5. The patched e2fsprogs over Debian 12's.
+E2B=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}
+e2v=$(sed -n 's/^+e2fsprogs (\([^)]*\)).*/\1/p' "$TOP"/e2fsprogs/patches/*-debian-*.patch | head -n 1)
+[ -n "$e2v" ] || fail "no debian/changelog entry in e2fsprogs/patches"
+e2debs=(e2fsprogs libext2fs2t64 libcom-err2 libss2 logsave e2fsprogs-l10n)
+if [ ! -f "$E2B/deb/e2fsprogs_${e2v}_amd64.deb" ]; then
+	"$TOP/e2fsprogs/deb.sh" >"$LOG/e2deb" 2>&1 || { tail -30 "$LOG/e2deb"; fail "e2fsprogs/deb.sh"; }
+fi
+mkdir -p "$R/root/e2debs"
+for p in "${e2debs[@]}"; do
+	cp "$E2B/deb/${p}_${e2v}"_*.deb "$R/root/e2debs/" || fail "no ${p}_$e2v package in $E2B/deb"
+done
+in_root 'apt-get install -y -q /root/e2debs/*.deb && apt-get check' >"$LOG/e2install" 2>&1 ||
+	{ cat "$LOG/e2install"; fail "apt-get install of the patched e2fsprogs"; }
+got=$(in_root "dpkg-query -W -f='\${Version}' e2fsprogs")
+[ "$got" = "$e2v" ] || fail "e2fsprogs is at '$got' after the install, not $e2v"
+# Debian 12's packages that depend on libext2fs2 (zerofree, say) must
+# still install: libext2fs2t64 provides it.
+in_root 'apt-get install -s -q zerofree' >"$LOG/e2provides" 2>&1 ||
+	{ cat "$LOG/e2provides"; fail "zerofree (depends on libext2fs2) cannot be installed next to the patched e2fsprogs"; }
+if ! grep -q '^Inst zerofree' "$LOG/e2provides" || grep -q '^Remv' "$LOG/e2provides"; then
+	cat "$LOG/e2provides"
+	fail "installing zerofree would remove packages, or does not install"
+fi
+in_root '/sbin/e2fsck -V' 2>&1 | grep -q 'Knows extent size hints and forcealign' ||
+	fail "the installed e2fsck -V does not say it knows forcealign"
+# shellcheck disable=SC2016 # expanded in the root
+in_root 'set -e; truncate -s 64M /root/e2.img; mkfs.ext4 -q -F -b 4096 /root/e2.img
+	debugfs -w -R "write /dev/null f" /root/e2.img >/dev/null 2>&1
+	debugfs -w -R "set_extsize -f f 4" /root/e2.img
+	debugfs -R "stat f" /root/e2.img 2>/dev/null | grep "^Extent size hint"
+	dumpe2fs -h /root/e2.img 2>/dev/null | grep "^Filesystem features:"
+	e2fsck -fn /root/e2.img' >"$LOG/e2use" 2>&1 || { cat "$LOG/e2use"; fail "the installed e2fsprogs on an image"; }
+# mkfs.ext4 keeps Debian 12's defaults: GRUB 2.06 reads none of these.
+grep -E '^Filesystem features:.*(metadata_csum_seed|orphan_file)' "$LOG/e2use" &&
+	fail "mkfs.ext4 of the patched e2fsprogs enables features Debian 12's GRUB cannot read"
+grep -q '^Extent size hint: 4 blocks (16384 bytes), forcealign$' "$LOG/e2use" ||
+	{ cat "$LOG/e2use"; fail "debugfs stat does not show the hint set_extsize gave"; }
+ok "e2fsprogs $e2v installed over Debian 12's: e2fsck -V, debugfs set_extsize and stat, e2fsck -fn"
+in_root "apt-get install -y -q $deb" >"$LOG/install2" 2>&1 || { cat "$LOG/install2"; fail "apt-get install $deb again"; }
+# shellcheck disable=SC2016 # expanded in the root
+in_root 'set -e; mkdir -p /root/e2mnt; mount -o loop /root/e2.img /root/e2mnt
+	extalign devices /root/e2mnt; umount /root/e2mnt' >"$LOG/e2devices" 2>&1 ||
+	{ cat "$LOG/e2devices"; fail "extalign devices on the ext4 image"; }
+grep -q '^e2fsck (/sbin/e2fsck) knows forcealign' "$LOG/e2devices" ||
+	{ cat "$LOG/e2devices"; fail "extalign devices does not say the installed e2fsck knows forcealign"; }
+ok "extalign devices: the installed e2fsck knows forcealign"
+phase e2fsprogs
 
 echo "time total: $((SECONDS - t0))s"
