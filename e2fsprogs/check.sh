@@ -12,7 +12,8 @@
 #      in their PATH
 #   4. with --full, e2fsprogs' whole "make check", and the same on the
 #      unpatched tree (built once in $EXTALIGN_E2BUILD/base): a test that
-#      passes unpatched and fails patched is a regression
+#      passes unpatched and fails patched is a regression; and the tree
+#      built after every patch of the series (each patch builds alone)
 #
 # Prints PASS or FAIL per test and exits non-zero if any failed.
 set -uo pipefail
@@ -90,6 +91,23 @@ if [ "$FULL" = 1 ]; then
 	else
 		echo "PASS e2fsprogs/make-check (no test fails that passes unpatched)"
 	fi
+
+	# Each patch builds alone: a clone of the tree at every commit.
+	bis=$E2B/bisect
+	rm -rf "$bis"
+	git clone -q "$E2B/src" "$bis/src"
+	for c in $(git -C "$E2B/src" rev-list --reverse extalign-base..HEAD); do
+		git -C "$bis/src" checkout -q "$c"
+		rm -rf "$bis/build" && mkdir -p "$bis/build"
+		if (cd "$bis/build" && "$bis/src/configure" --disable-nls --enable-libuuid \
+			--enable-libblkid >configure.log 2>&1 && make -j"$(nproc)" -s >make.log 2>&1); then
+			echo "PASS e2fsprogs/bisect $(git -C "$bis/src" log -1 --format=%s)"
+		else
+			echo "FAIL e2fsprogs/bisect $(git -C "$bis/src" log -1 --format=%s)"
+			failed=1
+		fi
+	done
+	rm -rf "$bis"
 fi
 echo "time e2fsprogs: $(($(date +%s) - start)) s"
 exit $failed

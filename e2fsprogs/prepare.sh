@@ -46,9 +46,15 @@ want=$( (cat "$PATCHES/series" 2>/dev/null || true
 	 series | while read -r p; do cat "$PATCHES/$p"; done) |
 	sha256sum | cut -d' ' -f1)
 stamp=$SRC/.git/extalign-series
+# Work in progress in the tree is never thrown away: it is committed and
+# written to e2fsprogs/patches first (README.md), or discarded by hand.
+if [ -n "$("${GIT[@]}" status --porcelain)" ]; then
+	log "$SRC has changes not in a commit; commit them and write the patches"
+	log "(e2fsprogs/README.md), or discard them with git -C $SRC checkout -f ."
+	exit 1
+fi
 if [ "$want" = "$(cat "$stamp" 2>/dev/null || true)" ] &&
-   [ "$("${GIT[@]}" rev-parse HEAD)" = "$(cat "$SRC/.git/extalign-head" 2>/dev/null || true)" ] &&
-   [ -z "$("${GIT[@]}" status --porcelain --untracked-files=no)" ]; then
+   [ "$("${GIT[@]}" rev-parse HEAD)" = "$(cat "$SRC/.git/extalign-head" 2>/dev/null || true)" ]; then
 	log "series already applied ($("${GIT[@]}" rev-list --count extalign-base..HEAD) patches)"
 	echo "$SRC"
 	exit 0
