@@ -238,6 +238,11 @@ run_slice() {
 		# The list goes through a file: a group's slice would not fit
 		# on the kernel command line.
 		printf '%s\n' "${run_tests[@]}" >"$OUT/tests"
+		# The series' e2fsprogs (e2fsprogs/check.sh) when built: fstests'
+		# fsck after each test runs its e2fsck.
+		e2=()
+		e2bin=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}/bin
+		[ -x "$e2bin/e2fsck" ] && e2=(EXTALIGN_E2FSPROGS="$e2bin")
 		# Three scsi_debug hosts with a store each: TEST_DEV, SCRATCH_DEV
 		# and LOGWRITES_DEV (dm log-writes tests).  UML keeps its memory
 		# (which holds the stores) in a file under TMPDIR.  scsi_debug
@@ -259,7 +264,7 @@ run_slice() {
 			FSTESTS_TESTS_FILE="$OUT/tests" FSTESTS_FORCEALIGN=$FORCEALIGN \
 			FSTESTS_TEST_TIMEOUT="${FSTESTS_TEST_TIMEOUT:-900}" \
 			FSTESTS_EXTSIZE="${FSTESTS_EXTSIZE:-16384}" KTOOL="$TOOLS/bin/ktool" \
-			</dev/null >"$RUN/console.log" 2>&1
+			"${e2[@]}" </dev/null >"$RUN/console.log" 2>&1
 		uml_rc=$?
 		step guest
 		if [ ! -f "$OUT/done" ]; then
