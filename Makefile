@@ -137,14 +137,20 @@ check-fstests:
 
 # fstests' quick group on the series in FSTESTS_SHARDS slices, against the
 # unpatched baseline once it is recorded (fstests-quick-baseline).  Each
-# slice's results are kept as it ends: stopped, it goes on where it was.
+# slice's results are kept as it ends, in kernel/fstests/results/: stopped,
+# it goes on where it was, on another machine too once the file is
+# committed.
 FSTESTS_SHARDS ?= 24
+FSTESTS_RESULTS = kernel/fstests/results
 .PHONY: check-fstests-quick fstests-quick-baseline
 check-fstests-quick:
 	kernel/fstests.sh -g quick --shards $(FSTESTS_SHARDS) \
+		--results $(FSTESTS_RESULTS)/quick-plain.series.results \
 		$(if $(wildcard kernel/fstests/quick.baseline),--baseline kernel/fstests/quick.baseline)
 fstests-quick-baseline:
-	kernel/fstests.sh --base -g quick --shards $(FSTESTS_SHARDS) --record kernel/fstests/quick.baseline
+	kernel/fstests.sh --base -g quick --shards $(FSTESTS_SHARDS) \
+		--results $(FSTESTS_RESULTS)/quick-plain.base.results \
+		--record kernel/fstests/quick.baseline
 
 # The series as an installable kernel package (kernel/deb.sh --small),
 # installed and booted in QEMU, the kernel tests run there (not part of
