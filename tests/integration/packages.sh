@@ -37,8 +37,11 @@ dups=$(awk '!/^#/ && NF { print $1 }' scripts/packages.txt | sort | uniq -d)
 # The demo must run on a machine with only its own packages.
 grep -qE '^[[:space:]]*scripts/install-deps.sh build demo$' scripts/demo.sh ||
 	fail "scripts/demo.sh does not install exactly the build and demo purposes"
-# Packages are installed by install-deps.sh only.
-others=$(grep -rlE 'apt-get +(-[a-z]+ +)*install|apt +install' scripts kernel tests .ci 2>/dev/null |
+# Packages are installed by install-deps.sh only.  Installing .deb files
+# we built into a guest's root (kernel/qemu-test.sh: the e2fsprogs series)
+# names no package of packages.txt: such lines name a .deb.
+others=$(grep -rnE 'apt-get +(-[a-z]+ +)*install|apt +install' scripts kernel tests .ci 2>/dev/null |
+	grep -v '\.deb' | cut -d: -f1 | sort -u |
 	grep -v -e '^scripts/install-deps.sh$' -e '^tests/integration/packages.sh$' -e '^tests/fresh/' || true)
 [ -z "$others" ] || fail "packages installed outside scripts/install-deps.sh: $others"
 echo ok
