@@ -36,26 +36,8 @@ sd=$(scsi_disk) || die "no scsi_debug disk"
 need_log_writes
 replay_log "$W"
 
-dd if=/dev/zero of="$UBD" bs=1M count=1 conv=fsync status=none
-dm_linear $DELAY "$sd" $sectors || die "dmsetup create $DELAY"
-dm_create $LW "0 $sectors log-writes /dev/mapper/$DELAY $UBD" ||
-	die "dmsetup create log-writes"
+delayed_log $DELAY $LW "$sd" $sectors
 dev=/dev/mapper/$LW
-
-# delay_writes FIRST_BLOCK COUNT MS: writes to those 4k blocks take MS ms;
-# with no argument, nothing is delayed.
-delay_writes() {
-	local s n
-
-	if [ $# = 3 ]; then
-		s=$(($1 * 8)) n=$(($2 * 8))
-		dm_table $DELAY "0 $s linear $sd 0
-$s $n delay $sd $s 0 $sd $s $3
-$((s + n)) $((sectors - s - n)) linear $sd $((s + n))"
-	else
-		dm_table $DELAY
-	fi
-}
 
 mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$dev" ||
 	die "mkfs.ext4"
@@ -76,13 +58,13 @@ for name in $FILES; do
 	p=$(xfs_io -c "fiemap -v 16384 4096" "$f" | awk '
 		$2 ~ /^\[/ && $3 != "hole" { split($3, p, /\.\./); print p[1] / 8; exit }')
 	[ -n "$p" ] || die "$name: block 4 not mapped"
-	delay_writes $((p + 2)) 6 3000
+	delay_writes $DELAY "$sd" $sectors $((p + 2)) 6 3000
 	xfs_io -d -c "pwrite -q -S 0xa5 24k 16k" "$f" &
 	pid=$!
 	sleep 1
 	sync -f "$f"
 	wait $pid || die "$name: the write past EOF failed"
-	delay_writes
+	delay_writes $DELAY "$sd" $sectors
 	expect "$name: size after the write" "$(stat -c %s "$f")" 40960
 done
 umount "$MNT" || die "umount"

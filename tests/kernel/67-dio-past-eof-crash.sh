@@ -42,26 +42,8 @@ replay_log "$W"
 
 tr '\000' '\132' </dev/zero | dd of="$sd" bs=1M count=$FS_MB iflag=fullblock \
 	oflag=direct status=none || die "pattern fill"
-dd if=/dev/zero of="$UBD" bs=1M count=1 conv=fsync status=none
-dm_linear $DELAY "$sd" $sectors || die "dmsetup create $DELAY"
-dm_create $LW "0 $sectors log-writes /dev/mapper/$DELAY $UBD" ||
-	die "dmsetup create log-writes"
+delayed_log $DELAY $LW "$sd" $sectors
 dev=/dev/mapper/$LW
-
-# delay_writes FIRST_BLOCK COUNT MS: writes to those 4k blocks take MS ms;
-# with no argument, nothing is delayed.
-delay_writes() {
-	local s n
-
-	if [ $# = 3 ]; then
-		s=$(($1 * 8)) n=$(($2 * 8))
-		dm_table $DELAY "0 $s linear $sd 0
-$s $n delay $sd $s 0 $sd $s $3
-$((s + n)) $((sectors - s - n)) linear $sd $((s + n))"
-	else
-		dm_table $DELAY
-	fi
-}
 
 mkfs.ext4 -q -F -b 4096 -E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$dev" ||
 	die "mkfs.ext4"
@@ -86,13 +68,13 @@ for name in forcealign hinted; do
 	[ -n "${p0[$name]}" ] || die "$name: block 0 not mapped"
 	echo "$name: inode ${ino[$name]}, unit at disk block ${p0[$name]}"
 	# Hold back the data of the write at 8k, commit while it waits.
-	delay_writes $((p0[$name] + 2)) 2 3000
+	delay_writes $DELAY "$sd" $sectors $((p0[$name] + 2)) 2 3000
 	xfs_io -d -c "pwrite -q -S 0xa5 8k 8k" "$f" &
 	pid=$!
 	sleep 1
 	sync -f "$f"
 	wait $pid || die "$name: the write past EOF failed"
-	delay_writes
+	delay_writes $DELAY "$sd" $sectors
 	expect "$name: size after the write" "$(stat -c %s "$f")" 16384
 done
 umount "$MNT" || die "umount"

@@ -34,6 +34,33 @@ replay_log() {
 	REPLAY_LOG=$dir/replay-log
 }
 
+# delayed_log DELAY LW DISK SECTORS: the first SECTORS of DISK behind a
+# dm device DELAY (linear until delay_writes says otherwise) behind dm
+# log-writes LW, whose log is the ubd disk (cleared first).  The log-writes
+# device, for the filesystem, is /dev/mapper/LW.
+delayed_log() {
+	dd if=/dev/zero of="$UBD" bs=1M count=1 conv=fsync status=none
+	dm_linear "$1" "$3" "$4" || die "dmsetup create $1"
+	dm_create "$2" "0 $4 log-writes /dev/mapper/$1 $UBD" ||
+		die "dmsetup create log-writes"
+}
+
+# delay_writes DELAY DISK SECTORS [FIRST_BLOCK COUNT MS]: through delayed_log's
+# DELAY, writes to those 4k blocks of DISK take MS ms; without them, none
+# is delayed.
+delay_writes() {
+	local name=$1 disk=$2 sectors=$3 s n
+
+	if [ $# = 6 ]; then
+		s=$(($4 * 8)) n=$(($5 * 8))
+		dm_table "$name" "0 $s linear $disk 0
+$s $n delay $disk $s 0 $disk $s $6
+$((s + n)) $((sectors - s - n)) linear $disk $((s + n))"
+	else
+		dm_table "$name"
+	fi
+}
+
 # need_log_writes: skip the test without dmsetup or the dm log-writes target.
 need_log_writes() {
 	command -v dmsetup >/dev/null || skip "no dmsetup on the host root"
