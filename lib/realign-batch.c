@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Rename swaps made durable together (see ea_realign_batch in realign.h):
- * the directories to fsync once each, the records to remove after that.
+ * Rename swaps made durable together (see ea_realign_batch in realign.h).
+ *
+ * A single swap writes a record naming its leftover and syncs it (the
+ * record and the state directory) before the link, and syncs its directory
+ * after the exchange: three syncs besides the copy's own.  A batch shares
+ * one record among its files: their leftover names end in the batch's
+ * random part, and the record lists the directories they are made in, so
+ * it is synced once per new directory (twice for its first), not per file;
+ * the directories are synced once each at the flush, and the record goes
+ * after that.  A crash before the flush leaves the record, which names
+ * every leftover the batch may have left (realign-cleanup.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,16 +30,29 @@ struct batch_dir {
 };
 
 struct ea_realign_batch {
+	/* The record and the directories it lists (fd -1: not kept open). */
+	struct rl_record rec;
+	uint64_t rnd;
+	off_t rec_size;
+	struct batch_dir listed[EA_REALIGN_BATCH_MAX];
+	size_t n_listed;
+	/* Swaps made, whose directories the flush syncs. */
 	struct batch_dir dirs[EA_REALIGN_BATCH_MAX];
 	size_t n_dirs;
+	/* Resumed copies' own records, removed at the flush. */
 	struct rl_record recs[EA_REALIGN_BATCH_MAX];
 	size_t n_recs;
+	size_t n_swaps;
 	uint64_t first_ns; /* when the oldest swap in it was made */
 };
 
 struct ea_realign_batch *ea_realign_batch_new(void)
 {
-	return calloc(1, sizeof(struct ea_realign_batch));
+	struct ea_realign_batch *b = calloc(1, sizeof(struct ea_realign_batch));
+
+	if (b)
+		b->rec = (struct rl_record){ .fd = -1, .sdir = -1 };
+	return b;
 }
 
 int ea_realign_batch_flush(struct ea_realign_batch *b)
@@ -55,7 +79,15 @@ int ea_realign_batch_flush(struct ea_realign_batch *b)
 			closep(&b->recs[i].sdir);
 		}
 	}
-	b->n_dirs = b->n_recs = 0;
+	if (!ret) {
+		rl_record_remove(&b->rec);
+	} else {
+		closep(&b->rec.fd);
+		closep(&b->rec.sdir);
+	}
+	b->rec = (struct rl_record){ .fd = -1, .sdir = -1 };
+	b->n_dirs = b->n_recs = b->n_listed = b->n_swaps = 0;
+	b->rec_size = 0;
 	return ret;
 }
 
@@ -67,24 +99,78 @@ int ea_realign_batch_free(struct ea_realign_batch *b)
 	return r;
 }
 
-int rl_batch_add(struct ea_realign_batch *b, int dirfd, struct rl_record *rec)
+static struct batch_dir *find_dir(struct batch_dir *dirs, size_t n, const struct stat *st)
 {
-	struct batch_dir *d = NULL;
-	uint64_t now = rl_now_ns();
+	for (size_t i = 0; i < n; i++)
+		if (dirs[i].dev == st->st_dev && dirs[i].ino == st->st_ino)
+			return &dirs[i];
+	return NULL;
+}
+
+/* A new record for the batch: created, locked, still empty. */
+static int record_start(struct ea_realign_batch *b, const char *state_dir)
+{
+	char name[EA_REALIGN_LEFTOVER_MAX];
+
+	if (getrandom(&b->rnd, sizeof(b->rnd), 0) != sizeof(b->rnd))
+		b->rnd = rl_now_ns() ^ ((uint64_t)getpid() << 32);
+	rl_batch_record_name(name, b->rnd);
+	return rl_record_open(state_dir, name, &b->rec);
+}
+
+int rl_batch_record_dir(struct ea_realign_batch *b, const char *state_dir, int dirfd, uint64_t *rnd)
+{
+	_cleanup_free_ char *path = NULL;
+	bool first = false;
 	struct stat st;
+	size_t len;
 	int r;
 
-	if (b->n_recs == EA_REALIGN_BATCH_MAX ||
-	    (b->n_recs && now - b->first_ns >= EA_REALIGN_BATCH_MAX_AGE_NS)) {
+	if (b->n_swaps == EA_REALIGN_BATCH_MAX || b->n_listed == EA_REALIGN_BATCH_MAX ||
+	    (b->n_swaps && rl_now_ns() - b->first_ns >= EA_REALIGN_BATCH_MAX_AGE_NS)) {
 		r = ea_realign_batch_flush(b);
 		if (r < 0)
 			return r;
 	}
 	if (fstat(dirfd, &st) < 0)
 		return negative_errno();
-	for (size_t i = 0; i < b->n_dirs && !d; i++)
-		if (b->dirs[i].dev == st.st_dev && b->dirs[i].ino == st.st_ino)
-			d = &b->dirs[i];
+	if (b->rec.fd < 0) {
+		r = record_start(b, state_dir);
+		if (r < 0)
+			return r;
+		first = true;
+	}
+	if (!find_dir(b->listed, b->n_listed, &st)) {
+		r = rl_record_dir_path(dirfd, &path);
+		if (r < 0)
+			return r;
+		/* With its NUL: paths may hold any other byte. */
+		len = strlen(path) + 1;
+		errno = 0;
+		if (pwrite(b->rec.fd, path, len, b->rec_size) != (ssize_t)len ||
+		    (first ? fsync(b->rec.fd) : fdatasync(b->rec.fd)) < 0 ||
+		    (first && fsync(b->rec.sdir) < 0))
+			/* A short write without an error is a full filesystem. */
+			return errno ? negative_errno() : -ENOSPC;
+		b->rec_size += (off_t)len;
+		b->listed[b->n_listed++] =
+			(struct batch_dir){ .fd = -1, .dev = st.st_dev, .ino = st.st_ino };
+	}
+	*rnd = b->rnd;
+	return 0;
+}
+
+int rl_batch_add(struct ea_realign_batch *b, int dirfd, struct rl_record *rec)
+{
+	struct batch_dir *d;
+	struct stat st;
+
+	/* Only a resumed copy, which needs no batch record, finds it full. */
+	if (b->n_swaps == EA_REALIGN_BATCH_MAX)
+		return -ENOBUFS;
+	if (fstat(dirfd, &st) < 0)
+		return negative_errno();
+	d = find_dir(b->dirs, b->n_dirs, &st);
 	if (!d) {
 		int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
 
@@ -93,9 +179,11 @@ int rl_batch_add(struct ea_realign_batch *b, int dirfd, struct rl_record *rec)
 		d = &b->dirs[b->n_dirs++];
 		*d = (struct batch_dir){ .fd = fd, .dev = st.st_dev, .ino = st.st_ino };
 	}
-	if (!b->n_recs)
-		b->first_ns = now;
-	b->recs[b->n_recs++] = *rec;
-	*rec = (struct rl_record){ .fd = -1, .sdir = -1 };
+	if (!b->n_swaps++)
+		b->first_ns = rl_now_ns();
+	if (rec->fd >= 0) {
+		b->recs[b->n_recs++] = *rec;
+		*rec = (struct rl_record){ .fd = -1, .sdir = -1 };
+	}
 	return 0;
 }

@@ -78,7 +78,12 @@ struct rl_record {
 	char name[EA_REALIGN_LEFTOVER_MAX];
 };
 const char *rl_state_dir(const char *state_dir); /* the default for NULL or "" */
+/* Create and lock an empty record name in the state directory (made if need be). */
+int rl_record_open(const char *state_dir, const char *name, struct rl_record *r);
+/* A record naming dirfd's absolute path, durable. */
 int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r);
+/* dirfd's absolute path (malloc'ed), as a record keeps it. */
+int rl_record_dir_path(int dirfd, char **ret);
 void rl_record_remove(struct rl_record *r);
 /* Open and lock the record name in sdir; -EBUSY while its job still runs. */
 int rl_record_take(int sdir, const char *name);
@@ -113,10 +118,28 @@ int rl_swap_keep_inode(struct rl_ctx *c);
 int rl_swap_rename(struct rl_ctx *c);
 /* True for answers meaning "this swap does not exist here", not "it failed". */
 bool rl_swap_unavailable(int err);
-/* realign-batch.c: hand a finished rename swap's directory and record to
- * the batch.  0: the batch owns *rec now; -errno: nothing taken, the caller
- * makes the swap durable itself. */
+/*
+ * realign-batch.c.  Before a rename swap links its copy in dirfd: make sure
+ * the batch's record (one for all its files) lists dirfd, durably, and give
+ * the random part of the leftover name its files share.  Flushes first when
+ * the batch is full or old, so a swap never outlives its record.
+ */
+int rl_batch_record_dir(struct ea_realign_batch *b, const char *state_dir, int dirfd,
+			uint64_t *rnd);
+/* Hand a finished rename swap's directory, and its own record if it has one
+ * (rec->fd >= 0: a resumed copy's), to the batch.  0: the batch owns *rec
+ * now; -errno: nothing taken, the caller makes the swap durable itself. */
 int rl_batch_add(struct ea_realign_batch *b, int dirfd, struct rl_record *rec);
+/*
+ * A batch record, named rl_batch_record_name(rnd) in the state directory,
+ * holds the absolute paths of the directories its swaps were made in, each
+ * ended by a NUL; its leftovers are the files there named
+ * ea_realign_leftover_name(any inode, rnd).
+ */
+void rl_batch_record_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t rnd);
+bool rl_batch_record_parse(const char *name, uint64_t *rnd);
+/* A leftover name's two parts; false for any other name. */
+bool rl_leftover_split(const char *name, uint64_t *ino, uint64_t *rnd);
 
 /*
  * realign-resume.c: a copy stopped by a deadline or a cancel is kept, named

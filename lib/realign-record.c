@@ -51,7 +51,7 @@ static int mkdir_parents(const char *path)
 	return 0;
 }
 
-static int dir_path(int dirfd, char **ret)
+int rl_record_dir_path(int dirfd, char **ret)
 {
 	char link[64];
 	char *buf = malloc(PATH_MAX);
@@ -70,18 +70,13 @@ static int dir_path(int dirfd, char **ret)
 	return 0;
 }
 
-int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r)
+int rl_record_open(const char *state_dir, const char *name, struct rl_record *r)
 {
-	_cleanup_free_ char *dir = NULL;
 	const char *sd = rl_state_dir(state_dir);
-	size_t len;
 	int ret;
 
 	*r = (struct rl_record){ .fd = -1, .sdir = -1 };
 	ret = mkdir_parents(sd);
-	if (ret < 0)
-		return ret;
-	ret = dir_path(dirfd, &dir);
 	if (ret < 0)
 		return ret;
 	r->sdir = open(sd, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -91,28 +86,40 @@ int rl_record_create(const char *state_dir, int dirfd, const char *name, struct 
 	r->fd = openat(r->sdir, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (r->fd < 0) {
 		ret = negative_errno();
-		goto fail;
+		closep(&r->sdir);
+		r->sdir = -1;
+		return ret;
 	}
 	if (flock(r->fd, LOCK_EX) < 0) {
 		ret = negative_errno();
-		goto fail_unlink;
+		rl_record_remove(r);
+		return ret;
 	}
+	return 0;
+}
+
+int rl_record_create(const char *state_dir, int dirfd, const char *name, struct rl_record *r)
+{
+	_cleanup_free_ char *dir = NULL;
+	size_t len;
+	int ret;
+
+	*r = (struct rl_record){ .fd = -1, .sdir = -1 };
+	ret = rl_record_dir_path(dirfd, &dir);
+	if (ret < 0)
+		return ret;
+	ret = rl_record_open(state_dir, name, r);
+	if (ret < 0)
+		return ret;
 	len = strlen(dir);
 	errno = 0;
 	if (write(r->fd, dir, len) != (ssize_t)len || fsync(r->fd) < 0 || fsync(r->sdir) < 0) {
 		/* A short write without an error is a full filesystem. */
 		ret = errno ? negative_errno() : -ENOSPC;
-		goto fail_unlink;
+		rl_record_remove(r);
+		return ret;
 	}
 	return 0;
-
-fail_unlink:
-	unlinkat(r->sdir, name, 0);
-fail:
-	closep(&r->fd);
-	closep(&r->sdir);
-	r->fd = r->sdir = -1;
-	return ret;
 }
 
 void rl_record_remove(struct rl_record *r)

@@ -220,7 +220,7 @@ bool rl_swap_unavailable(int err)
 int rl_swap_rename(struct rl_ctx *c)
 {
 	char name[EA_REALIGN_LEFTOVER_MAX];
-	struct rl_record rec;
+	struct rl_record rec = { .fd = -1, .sdir = -1 };
 	uint64_t rnd = 0;
 	bool exchanged = true;
 	struct stat st;
@@ -238,14 +238,23 @@ int rl_swap_rename(struct rl_ctx *c)
 		c->resume->rec = (struct rl_record){ .fd = -1, .sdir = -1 };
 		c->resumed = false;
 	} else {
-		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-			rnd = rl_now_ns() ^ ((uint64_t)getpid() << 32);
-		ea_realign_leftover_name(name, (uint64_t)c->st.st_ino, rnd);
-
-		r = rl_record_create(c->o->state_dir, c->dirfd, name, &rec);
-		if (r < 0) {
-			c->res->step = "state";
-			return r;
+		if (c->o->batch) {
+			/* The batch's record names this leftover (realign-batch.c). */
+			r = rl_batch_record_dir(c->o->batch, c->o->state_dir, c->dirfd, &rnd);
+			if (r < 0) {
+				c->res->step = "state";
+				return r;
+			}
+			ea_realign_leftover_name(name, (uint64_t)c->st.st_ino, rnd);
+		} else {
+			if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+				rnd = rl_now_ns() ^ ((uint64_t)getpid() << 32);
+			ea_realign_leftover_name(name, (uint64_t)c->st.st_ino, rnd);
+			r = rl_record_create(c->o->state_dir, c->dirfd, name, &rec);
+			if (r < 0) {
+				c->res->step = "state";
+				return r;
+			}
 		}
 		r = rl_link_tmpfile(c->tmpfd, c->dirfd, name);
 		if (r < 0) {
@@ -291,7 +300,7 @@ int rl_swap_rename(struct rl_ctx *c)
 			unlinkat(c->dirfd, name, 0);
 	}
 	c->res->swap = EA_SWAP_RENAME;
-	/* With a batch, the directory's fsync and the record's removal come
+	/* With a batch, the directory's fsync and the records' removal come
 	 * at its flush, in the same order (realign.h). */
 	if (c->o->batch && rl_batch_add(c->o->batch, c->dirfd, &rec) == 0)
 		return 0;

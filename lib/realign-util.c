@@ -46,12 +46,26 @@ void ea_realign_leftover_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t
 		 ino, rnd);
 }
 
-bool ea_realign_leftover_parse(const char *name, uint64_t *ino)
+/* Parse 16 lower-case hex digits and nothing after them. */
+static bool parse_rnd(const char *p, uint64_t *rnd)
+{
+	uint64_t v = 0;
+	unsigned hex = 0;
+
+	for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++, hex++)
+		v = v << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+	if (hex != 16 || *p)
+		return false;
+	if (rnd)
+		*rnd = v;
+	return true;
+}
+
+bool rl_leftover_split(const char *name, uint64_t *ino, uint64_t *rnd)
 {
 	const size_t plen = strlen(EA_REALIGN_LEFTOVER_PREFIX);
 	const char *p;
 	uint64_t v = 0;
-	unsigned hex = 0;
 
 	if (!name || strncmp(name, EA_REALIGN_LEFTOVER_PREFIX, plen) != 0)
 		return false;
@@ -68,13 +82,30 @@ bool ea_realign_leftover_parse(const char *name, uint64_t *ino)
 	if (*p++ != '.')
 		return false;
 	/* Exactly what ea_realign_leftover_name() writes: 16 lower-case hex digits. */
-	for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
-		hex++;
-	if (hex != 16 || *p)
+	if (!parse_rnd(p, rnd))
 		return false;
 	if (ino)
 		*ino = v;
 	return true;
+}
+
+bool ea_realign_leftover_parse(const char *name, uint64_t *ino)
+{
+	return rl_leftover_split(name, ino, NULL);
+}
+
+#define BATCH_RECORD_PREFIX EA_REALIGN_LEFTOVER_PREFIX "batch."
+
+void rl_batch_record_name(char buf[static EA_REALIGN_LEFTOVER_MAX], uint64_t rnd)
+{
+	snprintf(buf, EA_REALIGN_LEFTOVER_MAX, BATCH_RECORD_PREFIX "%016" PRIx64, rnd);
+}
+
+bool rl_batch_record_parse(const char *name, uint64_t *rnd)
+{
+	const size_t plen = strlen(BATCH_RECORD_PREFIX);
+
+	return name && strncmp(name, BATCH_RECORD_PREFIX, plen) == 0 && parse_rnd(name + plen, rnd);
 }
 
 size_t ea_ranges_align(struct ea_range *r, size_t n, uint64_t align, uint64_t size)

@@ -185,18 +185,21 @@ struct ea_realign_opts {
 };
 
 /*
- * Rename swaps made durable together.  A rename swap ends with an fsync()
- * of the file's directory, after which the leftover record goes; over many
- * small files that fsync is a log force per file.  With a batch, each
- * file's copy is still synced before it gets a name and its record is still
- * durable before that, as without; only the directory's fsync and the
- * removal of the records wait for the flush: one fsync per directory for up
- * to EA_REALIGN_BATCH_MAX files or EA_REALIGN_BATCH_MAX_AGE_NS, whichever
- * comes first.  A crash before the flush leaves each of those files either
- * as it was or realigned, whole (a journalled rename is all or nothing), and
- * its record names the leftover for ea_realign_cleanup(), as a crash during
- * a single swap does.  The records stay locked until the flush, so a
- * cleanup running meanwhile leaves them alone.
+ * Rename swaps made durable together.  A single rename swap syncs a record
+ * naming its leftover before the link (the record and the state directory)
+ * and the file's directory after the exchange, after which the record goes:
+ * over many small files those are three log forces per file besides the
+ * copy's own sync.  With a batch, each file's copy is still synced before
+ * it gets a name, as without; the batch's files share one record, which
+ * lists their directories and is synced once per new directory, before the
+ * first link there; the directories' fsyncs and the record's removal wait
+ * for the flush: one fsync per directory for up to EA_REALIGN_BATCH_MAX
+ * files or EA_REALIGN_BATCH_MAX_AGE_NS, whichever comes first.  A crash
+ * before the flush leaves each of those files either as it was or
+ * realigned, whole (a journalled rename is all or nothing), and the record
+ * names every leftover the batch may have left for ea_realign_cleanup(), as
+ * a crash during a single swap does.  The record stays locked until the
+ * flush, so a cleanup running meanwhile leaves it and its leftovers alone.
  */
 #define EA_REALIGN_BATCH_MAX	    64
 #define EA_REALIGN_BATCH_MAX_AGE_NS 1000000000ULL

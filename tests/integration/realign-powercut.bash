@@ -15,8 +15,9 @@
 # checksum and that no leftover is visible.  The state directory is on the
 # same filesystem, so its records face the cut too.  Half the runs copy
 # with O_DIRECT, half through the page cache; in every other pair of those
-# the swaps are made durable as a batch (one directory fsync after the last
-# file, as extalign realign does for several files).
+# the swaps are made durable as a batch (one record for all the files, one
+# directory fsync after the last, as extalign realign does for several
+# files), and the loop counts the cuts that left a batch's record behind.
 
 # The set: dense, sparse, tiny, a size off the block, unwritten
 # preallocation, and files that already carry the hint (the swap path:
@@ -89,7 +90,7 @@ pc_glob() {
 # a lost byte, a leftover, or too many runs that ended uncut.
 pc_run() {
 	local cuts=$1 data=$mnt/data state=$mnt/state
-	local lost=0 cut=0 uncut=0 max_events=60 i at delay out ev rc n sums
+	local lost=0 cut=0 uncut=0 in_batch=0 max_events=60 i at delay out ev rc n sums
 	local -a left
 	local t0=$SECONDS
 
@@ -120,6 +121,10 @@ pc_run() {
 			;;
 		esac
 		pc_remount
+		# A batch's shared record that the cut left: its leftovers are
+		# found by directory and random part (realign-batch.c).
+		pc_glob left "$state/.extalign-realign.batch.*"
+		[ ${#left[@]} = 0 ] || in_batch=$((in_batch + 1))
 		rc=0
 		"$EXTALIGN" realign --state-dir "$state" --extsize 64k -q "$data" >"$WORK/out" 2>&1 ||
 			rc=$?
@@ -145,7 +150,9 @@ pc_run() {
 			fail "cut $i (event $at +${delay}us): leftovers or strays visible after cleanup: ${left[*]##*/}"
 		((i % 50)) || echo "  $i cuts, $((SECONDS - t0))s"
 	done
-	echo "power cuts: $cut cut points ($uncut runs ended before their cut), bytes lost: $lost," \
-		"$((SECONDS - t0))s"
+	echo "power cuts: $cut cut points ($uncut runs ended before their cut," \
+		"$in_batch inside a batch), bytes lost: $lost, $((SECONDS - t0))s"
 	[ "$lost" = 0 ] || fail "$lost bytes lost"
+	# A quarter of the runs are batched, cut at a random point of seven files.
+	((cuts < 40 || in_batch > 0)) || fail "no cut of $cuts fell inside a batch"
 }

@@ -384,6 +384,64 @@ START_TEST(test_cleanup)
 }
 END_TEST
 
+/*
+ * A batch's record lists directories, each path ended by a NUL, and names
+ * every leftover there with the batch's random part: locked, all are kept;
+ * dead, exactly those go (a torn last path is ignored).
+ */
+START_TEST(test_cleanup_batch)
+{
+	char base[] = "/tmp/test-realign.XXXXXX", d1[64], d2[64], state[64], rec[256];
+	const char *recname = ".extalign-realign.batch.00000000000000dd";
+	const char *a = ".extalign-realign.11.00000000000000dd";
+	const char *b = ".extalign-realign.12.00000000000000dd";
+	const char *other = ".extalign-realign.13.00000000000000ee";
+	unsigned removed = 99;
+	int fd, lock, dfd;
+
+	ck_assert_ptr_nonnull(mkdtemp(base));
+	snprintf(d1, sizeof(d1), "%.40s/d1", base);
+	snprintf(d2, sizeof(d2), "%.40s/d2", base);
+	snprintf(state, sizeof(state), "%.40s/state", base);
+	ck_assert_int_eq(mkdir(d1, 0700), 0);
+	ck_assert_int_eq(mkdir(d2, 0700), 0);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	put(d1, a, "copy");
+	put(d2, b, "old inode");
+	put(d2, other, "another job's");
+	put(d2, "data", "keep");
+	snprintf(rec, sizeof(rec), "%.64s/%.64s", state, recname);
+	fd = open(rec, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, d1, strlen(d1) + 1), (ssize_t)strlen(d1) + 1);
+	ck_assert_int_eq(write(fd, d2, strlen(d2) + 1), (ssize_t)strlen(d2) + 1);
+	ck_assert_int_eq(write(fd, "/torn", 5), 5);
+	close(fd);
+
+	lock = open(rec, O_RDONLY);
+	ck_assert_int_ge(lock, 0);
+	ck_assert_int_eq(flock(lock, LOCK_EX), 0);
+	ck_assert_int_eq(ea_realign_cleanup(state, &removed), 0);
+	ck_assert_uint_eq(removed, 0);
+	ck_assert(exists(d1, a) && exists(d2, b) && exists(state, recname));
+	/* Met by a walk while the batch runs: kept too. */
+	dfd = open(d1, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(dfd, 0);
+	ck_assert_int_eq(ea_realign_cleanup_name(dfd, a, state), 0);
+	ck_assert(exists(d1, a));
+	close(dfd);
+	close(lock);
+
+	ck_assert_int_eq(ea_realign_cleanup(state, &removed), 0);
+	ck_assert_uint_eq(removed, 2);
+	ck_assert(!exists(d1, a) && !exists(d2, b) && !exists(state, recname));
+	ck_assert(exists(d2, other) && exists(d2, "data"));
+
+	snprintf(rec, sizeof(rec), "rm -rf '%.40s'", base);
+	ck_assert_int_eq(system(rec), 0);
+}
+END_TEST
+
 int main(void)
 {
 	TCase *tc = tcase_create("core");
@@ -401,6 +459,7 @@ int main(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_bad_opts);
 	tcase_add_test(tc, test_cleanup);
+	tcase_add_test(tc, test_cleanup_batch);
 	tcase_add_test(tc, test_space_check);
 	tcase_add_test(tc, test_skip_names);
 	return run_suite("realign", tc);
