@@ -367,6 +367,17 @@ if [ -n "$SHARD$SHARDS" ]; then
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"
+		# The next slice's guest empties out/: what a failure left
+		# (its diff, .full and dmesg) is kept, per slice.
+		keep=$KB/results/kept/$(basename "${RESULTS%.results}")/slice-$k
+		while read -r name status _; do
+			case $status in FAIL | XFAIL) ;; *) continue ;; esac
+			mkdir -p "$keep/${name%/*}"
+			for f in "$OUT/results/$name".{out.bad,full,dmesg}; do
+				[ -f "$f" ] && cp "$f" "$keep/${name%/*}/"
+			done
+			echo "   $name: kept in $keep"
+		done <"$OUT/summary.final"
 	done
 	# The whole file's counts: every slice recorded so far, by any run.
 	echo "$RESULTS: $(grep -c "^# slice [0-9]*/$n " "$RESULTS") of $n slices recorded;" \

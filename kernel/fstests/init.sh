@@ -21,9 +21,14 @@ guest_setup
 OUT=${EXTALIGN_OUT:?}
 mkdir -p "$OUT"
 exec >"$OUT/guest.log" 2>&1
-export PATH=$FSTESTS_BIN:$PATH
-# No udev in the guest: dmsetup makes its nodes itself.
+# No udev in the guest: dmsetup makes its nodes itself, and udevadm is a
+# shim that waits for them (udevadm-shim.sh).
 export DM_DISABLE_UDEV=1
+HOOK_UDEVADM=$(type -P udevadm)
+export HOOK_UDEVADM
+mkdir -p /run/fstests/bin
+ln -sf "$HERE/udevadm-shim.sh" /run/fstests/bin/udevadm
+export PATH=/run/fstests/bin:$FSTESTS_BIN:$PATH
 
 # The two scsi_debug disks, one per host (per_host_store: separate data).
 mapfile -t disks < <(for b in /sys/block/sd*; do
@@ -111,11 +116,31 @@ descendants() {
 	echo "$1"
 	for c in $(ps -o pid= --ppid "$1"); do descendants "$c"; done
 }
+# After a kill, what the test left behind goes before ./check, stopped
+# meanwhile, moves on: its mounts of dm and loop devices, the dm targets
+# and loop devices themselves.  generic/034, killed inside a dm-flakey
+# setup, left its target holding the scratch disk, and every later test
+# that made a filesystem there failed with "Can't open blockdev".
+cleanup_after_kill() {
+	local dev mnt
+	sleep 1
+	while read -r dev mnt _; do
+		case $dev in
+		/dev/mapper/* | /dev/dm-* | /dev/loop*) umount -l "$mnt" ;;
+		esac
+	done < <(tac /proc/mounts)
+	umount "$M/scratch" 2>/dev/null
+	dmsetup remove_all --force
+	losetup -D
+	echo "fstests-init: watchdog: left after the kill:" \
+		"$(dmsetup ls 2>&1 | tr '\n' ' ')$(losetup -a | tr '\n' ' ')"
+}
 # The watchdog counts each test's age itself, in its own ticks, instead
 # of asking ps: a CI guest once gave a 12 s test an etimes of 4123168608,
 # and the watchdog killed it on its first look.
+# watchdog CHECK_PID
 watchdog() {
-	local limit=${FSTESTS_TEST_TIMEOUT:-900} tick=10 pid args
+	local limit=${FSTESTS_TEST_TIMEOUT:-900} tick=10 check=$1 pid args
 	local -A age=() seen=()
 	while sleep "$tick"; do
 		seen=()
@@ -126,8 +151,11 @@ watchdog() {
 			[ "${age[$pid]}" -gt "$limit" ] || continue
 			echo "${BASH_REMATCH[2]} ${age[$pid]}" >>"$OUT/timeouts"
 			echo "fstests-init: watchdog: ${BASH_REMATCH[2]} ran ${age[$pid]}s, killing it"
+			kill -STOP "$check"
 			# shellcheck disable=SC2046
 			kill -9 $(descendants "$pid") 2>/dev/null
+			cleanup_after_kill
+			kill -CONT "$check"
 		done < <(ps -eo pid=,args=)
 		# A PID that went away may come back as another test.
 		for pid in "${!age[@]}"; do
@@ -135,14 +163,16 @@ watchdog() {
 		done
 	done
 }
-watchdog &
-watchdog_pid=$!
 # No -R xunit: that report is rewritten before every test, a dozen
 # commands that in UML cost more than the tests of list (a) themselves;
 # kernel/fstests/report.py reads check.out instead.
 # shellcheck disable=SC2046
 HOST_OPTIONS=$config ./check $(cat "${FSTESTS_TESTS_FILE:?}") \
-	>"$OUT/check.out" 2>&1
+	>"$OUT/check.out" 2>&1 &
+check_pid=$!
+watchdog "$check_pid" &
+watchdog_pid=$!
+wait "$check_pid"
 echo "fstests-init: ./check exit $? after $(($(date +%s) - start))s"
 kill "$watchdog_pid"
 umount "$M/test" "$M/scratch" 2>/dev/null
