@@ -11,7 +11,8 @@
 # guest off.  The console goes to stdout; the exit status is the UML
 # kernel's.  Scratch files (the disk image, UML's memory file) live in
 # $EXTALIGN_RUN, default $EXTALIGN_KBUILD/run, so that two guests can run
-# at once with different EXTALIGN_RUN.
+# at once with different EXTALIGN_RUN.  BOOT_MEM (1G) and BOOT_SD_MB (512)
+# size the guest's memory and the scsi_debug disk, which lives in it.
 set -uo pipefail
 
 KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
@@ -32,11 +33,11 @@ rm -f "$RUN/ubd0.img"
 truncate -s 2G "$RUN/ubd0.img"
 # UML keeps its memory in a file under TMPDIR (default /dev/shm, often
 # small in containers): keep it next to the run directory instead.
-TMPDIR=$RUN exec timeout 1800 "$LINUX" mem=1G \
+TMPDIR=$RUN exec timeout 1800 "$LINUX" mem="${BOOT_MEM:-1G}" \
 	ubd0="$RUN/ubd0.img" \
 	root=/dev/root rootfstype=hostfs rootflags=/ rw \
 	init="$init" \
-	scsi_debug.dev_size_mb=512 scsi_debug.sector_size=4096 \
+	scsi_debug.dev_size_mb="${BOOT_SD_MB:-512}" scsi_debug.sector_size=4096 \
 	scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
 	scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
 	EXTALIGN_OUT="$out" "$@" </dev/null

@@ -8,6 +8,11 @@
 #   c  4 KiB blocks, a plain file, no RWF_ATOMIC (the baseline)
 #   d  c behind a doublewrite buffer (BENCH_DW_BATCH pages per RWF_DSYNC
 #      write to a second file first, as InnoDB does), what c really costs
+#   fa a's file and writes, made by fio (BENCH_FIO, fio 3.42 from
+#      ../shared/tools: pvsync2, atomic=1, so each write is RWF_ATOMIC)
+#   fc c's file and writes, made by fio (the same without atomic=1)
+# (fio cannot put a doublewrite buffer in front of its writes: d stays
+# atomic-write's; fa and fc show that both tools measure the same thing.)
 # (16k: BENCH_BS, which sets the write size, the extent size hint of a and
 # the cluster size of b.)  The four files exist side by side, so the jobs
 # run in short rounds, BENCH_ROUNDS of them, one job after the other and one
@@ -27,7 +32,8 @@
 # BENCH_TOOL (the atomic-write binary), BENCH_BS, BENCH_THREADS (a list),
 # BENCH_RUNTIME (seconds a job a round), BENCH_ROUNDS, BENCH_WARMUP,
 # BENCH_SIZE_MB, BENCH_DW_BATCH, BENCH_JOBS (default "a,b,c,d"), BENCH_DEV
-# (another disk than the scsi_debug one, to be partitioned and formatted).
+# (another disk than the scsi_debug one, to be partitioned and formatted),
+# BENCH_FIO (the fio binary, for fa and fc).
 HERE=$(dirname "$(readlink -f "$0")")
 TOP=$(cd "$HERE/../.." && pwd)
 
@@ -58,6 +64,7 @@ SIZE_MB=${BENCH_SIZE_MB:-64}
 JOBS=${BENCH_JOBS:-a,b,c,d}
 DW_BATCH=${BENCH_DW_BATCH:-8}
 ROUNDS=${BENCH_ROUNDS:-6}
+FIO=${BENCH_FIO:-}
 MNT=/run/bench
 # The extent size hint of a and the cluster of b follow the write size.
 UNIT=$(numfmt --from=iec "${BS^^}")
@@ -159,9 +166,76 @@ for j in a b c d; do
 done
 sync
 
+# The fio jobs write the files of a and c: ready when those are and fio is.
+declare -A fio_of=([fa]=a [fc]=c)
+for j in fa fc; do
+	has "$j" || continue
+	if [ -z "$FIO" ] || [ ! -x "$FIO" ]; then
+		echo "RESULT job=$j round=1 status=skip reason=no fio (BENCH_FIO: kernel/fstests/build-tools.sh builds it)" \
+			>"$OUT/setup/$j.result"
+	elif [ -n "${ready[${fio_of[$j]}]:-}" ]; then
+		ready[$j]=1
+		res "INFO fio=$("$FIO" --version)"
+	else
+		echo "RESULT job=$j round=1 status=skip reason=job ${fio_of[$j]} could not run" \
+			>"$OUT/setup/$j.result"
+	fi
+done
+
+# fio_result JOB ROUND THREADS JSON HIST: the RESULT line of a fio run, and
+# its write latencies (completion, which for pvsync2 is the whole write) as
+# atomic-write's histogram ("NS COUNT" lines, then "max NS").
+fio_result() {
+	python3 - "$@" <<'EOF'
+import json, sys
+
+job, rnd, threads, path, hist = sys.argv[1:6]
+try:
+    text = open(path).read()
+    # fio may print notes before the JSON object.
+    data = json.loads(text[text.index("{"):])
+    w = data["jobs"][0]["write"]
+    err = data["jobs"][0].get("error", 0)
+except (OSError, ValueError, KeyError, IndexError) as e:
+    print(f"RESULT job={job} round={rnd} status=fail reason=no fio result ({e})")
+    sys.exit(0)
+if err or not w["total_ios"]:
+    print(f"RESULT job={job} round={rnd} status=fail reason=fio error {err}, {w['total_ios']} writes")
+    sys.exit(0)
+bins = w["clat_ns"].get("bins", {})
+with open(hist, "w") as f:
+    for ns, count in sorted((int(k), v) for k, v in bins.items()):
+        f.write(f"{ns} {count}\n")
+    f.write(f"max {w['clat_ns']['max']}\n")
+pct = w["clat_ns"].get("percentile", {})
+secs = w["runtime"] / 1000
+print(f"RESULT job={job} round={rnd} status=ok atomic={1 if job == 'fa' else 0} "
+      f"threads={threads} qd=1 ops={w['total_ios']} secs={secs:.3f} iops={w['iops']:.1f} "
+      f"p50_us={pct.get('50.000000', 0) / 1e3:.1f} p99_us={pct.get('99.000000', 0) / 1e3:.1f}")
+EOF
+}
+
+# run_fio JOB ROUND THREADS: fio's run on the file of a or c.
+run_fio() {
+	local j=$1 k=$2 n=$3 tag=$OUT/t$3/$1.r$2 atomic=0
+
+	[ "$j" = fa ] && atomic=1
+	echo "== $j round $k, $n thread(s), fio"
+	# size= of the existing file: fio writes into it as it is (the hints
+	# and the written extents setup made).
+	"$FIO" --name="$j" --filename="$MNT/${fio_of[$j]}/file" --rw=randwrite --bs="$BS" \
+		--direct=1 --ioengine=pvsync2 --atomic="$atomic" --numjobs="$n" --iodepth=1 \
+		--size="${SIZE_MB}m" --time_based --runtime="$RUNTIME" --ramp_time="$WARMUP" \
+		--randseed="$k" --group_reporting --output-format=json+ >"$tag.json" 2>"$tag.err"
+	fio_result "$j" "$k" "$n" "$tag.json" "$tag.hist" | tee -a "$OUT/t$n/results"
+}
+
 # run JOB ROUND THREADS: one measured run on the job's file as it is.
 run() {
-	local j=$1 k=$2 n=$3 tag=$OUT/t$3/$1.r$2 opts=${tool_opts[$1]}
+	local j=$1 k=$2 n=$3 tag=$OUT/t$3/$1.r$2 opts
+
+	case $j in fa | fc) run_fio "$@"; return ;; esac
+	opts=${tool_opts[$j]}
 
 	# The hints live in the file; --reuse keeps it as setup left it.
 	opts=${opts//--extsize $UNIT --forcealign/}
@@ -175,17 +249,17 @@ run() {
 			>>"$OUT/t$n/results"
 }
 
-order=(a b c d)
+order=(a b c d fa fc)
 for n in ${THREADS//,/ }; do
 	mkdir -p "$OUT/t$n"
 	cp "$INFO" "$OUT/t$n/results"
 	echo "INFO threads=$n" >>"$OUT/t$n/results"
-	for j in a b c d; do
+	for j in "${order[@]}"; do
 		[ -f "$OUT/setup/$j.result" ] && cat "$OUT/setup/$j.result" >>"$OUT/t$n/results"
 	done
 	for ((k = 1; k <= ROUNDS; k++)); do
-		for ((i = 0; i < 4; i++)); do
-			j=${order[(i + k - 1) % 4]}
+		for ((i = 0; i < ${#order[@]}; i++)); do
+			j=${order[(i + k - 1) % ${#order[@]}]}
 			[ -n "${ready[$j]:-}" ] && run "$j" "$k" "$n"
 		done
 	done
