@@ -8,7 +8,7 @@
 # how to read it.
 #
 # Usage: tests/bench/compare.sh [WORKLOAD...]   (root; default: all)
-#   WORKLOAD: check frag set apply realign daemon
+#   WORKLOAD: check frag set apply realign daemon atomic scale
 # Sizes (environment, defaults in brackets; COMPARE_QUICK=1 makes them small):
 #   COMPARE_ROUNDS [5]           rounds per workload
 #   COMPARE_FILES [100000]       files for check (8 KiB each), set and apply (empty)
@@ -45,7 +45,12 @@ RSS_FILES=${COMPARE_RSS_FILES:-$(q 5000 1000000)}
 IDLE=${COMPARE_IDLE:-$(q 3 60)}
 [ "$LOOP_FILES" -le "$FILES" ] || LOOP_FILES=$FILES
 WORKLOADS=("$@")
-[ ${#WORKLOADS[@]} -gt 0 ] || WORKLOADS=(check frag set apply realign daemon)
+# The guest benchmarks (atomic.sh, scale.sh) need a UML kernel of the series.
+KBUILD=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
+if [ ${#WORKLOADS[@]} = 0 ]; then
+	WORKLOADS=(check frag set apply realign daemon)
+	[ -x "$KBUILD/build-um/linux" ] && WORKLOADS+=(atomic scale)
+fi
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: compare.sh needs root (loop devices, fanotify)"
@@ -289,6 +294,26 @@ if [[ " ${WORKLOADS[*]} " == *" daemon "* ]]; then
 	done
 fi
 
+# ---- the guest benchmarks --------------------------------------------------
+# atomic.sh (16 KiB writes: RWF_ATOMIC on a forcealign file against a
+# doublewrite buffer and the unprotected ceiling) and scale.sh (the first
+# aligned allocation after mount) boot the series' UML kernel; their own
+# reports are kept whole in $W/res and their ratio lines become rows.
+if [[ " ${WORKLOADS[*]} " == *" atomic "* ]]; then
+	say "atomic: 16 KiB writes in the guest ($(q 64 1024) MiB files)"
+	EXTALIGN_KBUILD=$KBUILD EXTALIGN_RUN=$W/atomic BENCH_SIZE_MB=$(q 64 1024) \
+		BENCH_ROUNDS=$ROUNDS BENCH_RUNTIME=$(q 1 3) BENCH_THREADS=4 \
+		"$TOP/tests/bench/atomic.sh" >"$W/res/atomic.report" 2>&1 ||
+		say "atomic: atomic.sh failed (its report: below the table)"
+fi
+if [[ " ${WORKLOADS[*]} " == *" scale "* ]]; then
+	say "scale: the first aligned allocation after mount, worst case, in the guest"
+	EXTALIGN_KBUILD=$KBUILD EXTALIGN_RUN=$W/scale SCALE_ROUNDS=$ROUNDS \
+		SCALE_QUICK=$([ "${COMPARE_QUICK:-0}" = 1 ] && echo 1 || echo 0) \
+		"$TOP/tests/bench/scale.sh" >"$W/res/scale.report" 2>&1 ||
+		say "scale: scale.sh failed (its report: below the table)"
+fi
+
 # ---- the table -----------------------------------------------------------
 print_table() {
 	[ -s "$W/res/rows" ] || return 0
@@ -344,8 +369,8 @@ print_daemon() {
 	[ -s "$W/res/storm.extalignd" ] || return 0
 	echo
 	printf '%-40s %12s %12s   %-20s %s\n' EXTALIGND extalignd reader "RATIO min/med/max" GOAL
-	daemon_row "storm of $STORM creates: files/s" storm 1 ">= 0.9x the reader"
-	daemon_row "storm: CPU per file (us)" cpu 1 "<= 1.11x (0.9x the rate)"
+	daemon_row "storm of $STORM creates: files/s" storm 1 ">= 1.0x the reader"
+	daemon_row "storm: CPU per file (us)" cpu 1 "<= 1.0x"
 	daemon_row "overflows per storm round" over 1 "0"
 	daemon_row "$WRITES create+write: % hinted in time" write 1 "100%"
 	daemon_row "event-to-hint p50 (us)" lat 1 ""
@@ -365,7 +390,91 @@ print_daemon() {
 	fi
 }
 
+# atomic_ratio PAIR FIELD: the ratio of atomic.sh's line for PAIR ("fa/d"):
+# FIELD "IOPS", "p99", or "rounds" (the IOPS ratios by round, as printed).
+atomic_ratio() {
+	[ -s "$W/res/atomic.report" ] || return 0
+	awk -v pair="$1" -v f="$2" '$1 == pair {
+		if (f == "rounds") { sub(/.*IOPS by round: /, ""); sub(/; median.*/, ""); print; exit }
+		for (i = 2; i < NF; i++) if ($i == f) { print $(i + 1); exit } }' "$W/res/atomic.report"
+}
+# The worst case of scale.sh: "ratio ... medians: R (goal ...); round by round min / med / max: ..."
+scale_worst() {
+	[ -s "$W/res/scale.report" ] || return 0
+	awk '/first allocation after mount, worst case/ { w = 1 }
+		w && /ratio aligned\/plain of the median times/ {
+			r = $0; sub(/.*median times: /, "", r); sub(/ .*/, "", r)
+			s = $0; sub(/.*min \/ med \/ max: /, "", s)
+			print r, s; exit }' "$W/res/scale.report"
+}
+
+print_guest() {
+	local r
+	if [ -s "$W/res/atomic.report" ]; then
+		echo
+		printf '%-44s %8s %8s   %s\n' "GUEST: ATOMIC 16 KiB WRITES, 4 threads" IOPS p99 "IOPS ratio by round"
+		for r in "a/d RWF_ATOMIC vs doublewrite (atomic-write)" \
+			"a/c RWF_ATOMIC vs unprotected (atomic-write)" \
+			"fa/fc RWF_ATOMIC vs unprotected (fio)"; do
+			printf '%-44s %8s %8s   %s\n' "${r#* }" "$(atomic_ratio "${r%% *}" IOPS)" \
+				"$(atomic_ratio "${r%% *}" p99)" "$(atomic_ratio "${r%% *}" rounds)"
+		done
+		echo "(atomic.sh's whole report: $W/res/atomic.report, removed at exit; printed below)"
+		sed 's/^/  | /' "$W/res/atomic.report"
+	fi
+	if [ -s "$W/res/scale.report" ]; then
+		echo
+		read -r r rest <<<"$(scale_worst)"
+		printf '%-44s %8s   %s\n' "GUEST: FIRST ALIGNED ALLOCATION AFTER MOUNT" "aligned/plain" ""
+		printf '%-44s %8s   %s\n' "worst case (groups without an aligned unit)" "${r:--}" \
+			"round by round min / med / max: ${rest:--}"
+		sed 's/^/  | /' "$W/res/scale.report"
+	fi
+}
+
+# The END of an awk program that prints the median of r[1..NR] (mawk has
+# no sort function).
+AWK_MEDIAN='END {
+	for (i = 2; i <= NR; i++)
+		for (j = i; j > 1 && r[j - 1] > r[j]; j--) { t = r[j]; r[j] = r[j - 1]; r[j - 1] = t }
+	printf "%.2f\n", NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }'
+# med_ratio ID: the median round ratio (ours / anchor) of a bench() row.
+med_ratio() {
+	[ -s "$W/res/$1.0" ] || return 0
+	paste "$W/res/$1.0" "$W/res/$1.1" | awk '{ r[NR] = $3 > 0 ? $1 / $3 : 0 } '"$AWK_MEDIAN"
+}
+# med_col NAME COL: the median ratio extalignd / reader of a daemon metric.
+med_col() {
+	[ -s "$W/res/$1.extalignd" ] || return 0
+	paste "$W/res/$1.extalignd" "$W/res/$1.reader" | awk -v c="$2" -v n="$(awk 'NR == 1 { print NF }' "$W/res/$1.extalignd")" '
+		{ r[NR] = $(c + n) ? $c / $(c + n) : 0 } '"$AWK_MEDIAN"
+}
+# goal LABEL VALUE OP LIMIT: one summary line, "met" or "not met".
+goal() {
+	[ -n "$2" ] || return 0
+	local met
+	met=$(awk -v v="$2" -v op="$3" -v l="$4" 'BEGIN {
+		ok = (op == "<=") ? v <= l : v >= l; print ok ? "met" : "not met" }')
+	printf '%-52s %6sx   goal %s %s: %s\n' "$1" "$2" "$3" "$4" "$met"
+}
+print_goals() {
+	echo
+	echo "GOALS (issue 29; medians of the round-by-round ratios)"
+	goal "daemon storm, files/s vs the bare reader" "$(med_col storm 1)" ">=" 1.0
+	goal "daemon storm, CPU per file vs the bare reader" "$(med_col cpu 1)" "<=" 1.0
+	goal "realign 1 file of $REALIGN_MB MiB vs the verified copy" "$(med_ratio realign1)" "<=" 1.0
+	goal "realign $REALIGN_FILES files of 1 MiB vs the verified copy" "$(med_ratio realignN)" "<=" 1.2
+	goal "first aligned allocation, worst case, vs plain" "$(scale_worst | cut -d' ' -f1)" "<=" 4
+	local a
+	a=$(atomic_ratio a/d IOPS)
+	[ -n "$a" ] && printf '%-52s %6sx   (the headline: no goal)\n' \
+		"atomic 16 KiB writes, IOPS vs doublewrite" "$a"
+	return 0
+}
+
 echo "extalign compare: XFS on loop ($W), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)," \
 	"$ROUNDS rounds"
 print_table
 print_daemon
+print_guest
+print_goals
