@@ -44,6 +44,7 @@ struct ea_realign_batch {
 	size_t n_recs;
 	size_t n_swaps;
 	uint64_t first_ns; /* when the oldest swap in it was made */
+	void *buf;	   /* rl_batch_buffer() */
 };
 
 struct ea_realign_batch *ea_realign_batch_new(void)
@@ -95,8 +96,17 @@ int ea_realign_batch_free(struct ea_realign_batch *b)
 {
 	int r = ea_realign_batch_flush(b);
 
+	if (b)
+		free(b->buf);
 	free(b);
 	return r;
+}
+
+void *rl_batch_buffer(struct ea_realign_batch *b)
+{
+	if (!b->buf && posix_memalign(&b->buf, 4096, RL_CHUNK) != 0)
+		b->buf = NULL;
+	return b->buf;
 }
 
 static struct batch_dir *find_dir(struct batch_dir *dirs, size_t n, const struct stat *st)

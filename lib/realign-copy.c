@@ -197,7 +197,7 @@ int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
 	 * steady trickle instead of bursts, and progress moves smoothly.
 	 */
 	if (c->o->ratelimit && c->o->ratelimit->rate && c->o->ratelimit->rate / 10 < chunk) {
-		uint64_t align = c->direct ? c->dio_align : 8;
+		uint64_t align = c->direct ? c->dio_align : EA_CSUM_ALIGN;
 		uint64_t small = c->o->ratelimit->rate / 10 / align * align;
 
 		chunk = (size_t)(small > 65536 ? small : (65536 + align - 1) / align * align);
@@ -270,7 +270,7 @@ int rl_verify(struct rl_ctx *c, uint64_t csum)
 	ret = ea_ranges_read(c->tmpfd, size, &r, &n);
 	if (ret < 0)
 		return ret;
-	n = ea_ranges_align(r, n, c->direct ? c->dio_align : 8, size);
+	n = ea_ranges_align(r, n, c->direct ? c->dio_align : EA_CSUM_ALIGN, size);
 	total = ranges_bytes(r, n);
 	ea_csum_init(&cs);
 	rl_progress(c, EA_PHASE_VERIFY, 0, total);

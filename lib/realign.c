@@ -132,7 +132,7 @@ static int space_check(int fd, uint64_t size, uint32_t unit, struct ea_realign_r
 	struct rl_plan p;
 	int r;
 
-	r = rl_plan_make(fd, size, unit, 8, &p);
+	r = rl_plan_make(fd, size, unit, EA_CSUM_ALIGN, &p);
 	if (r < 0)
 		return r;
 	r = rl_space_of(fd, &p, &res->space);
@@ -429,7 +429,9 @@ static int copy_and_verify(struct job *j)
 	enum ea_align_verdict lv, pv;
 	int r;
 
-	if (posix_memalign(&c->buf, 4096, RL_CHUNK) != 0) {
+	c->buf = o->batch ? rl_batch_buffer(o->batch) : NULL;
+	c->buf_borrowed = c->buf != NULL;
+	if (!c->buf && posix_memalign(&c->buf, 4096, RL_CHUNK) != 0) {
 		c->buf = NULL;
 		return -ENOMEM;
 	}
@@ -443,8 +445,8 @@ static int copy_and_verify(struct job *j)
 	dio_setup(c, j->fs.blksize);
 
 	/* Under the lease: the data map cannot change any more. */
-	r = rl_plan_make(c->fd, (uint64_t)c->st.st_size, o->extsize, c->direct ? c->dio_align : 8,
-			 &j->plan);
+	r = rl_plan_make(c->fd, (uint64_t)c->st.st_size, o->extsize,
+			 c->direct ? c->dio_align : EA_CSUM_ALIGN, &j->plan);
 	if (r < 0)
 		return fail_at(j, r, "data map");
 	r = rl_copy(c, &j->plan, &j->csum);
@@ -546,7 +548,8 @@ static int conclude(struct job *j, int r)
 		res->outcome = EA_REALIGN_FAILED;
 	}
 	rl_plan_free(&j->plan);
-	free(j->c.buf);
+	if (!j->c.buf_borrowed)
+		free(j->c.buf);
 	free(j->dir_copy);
 	free(j->base_copy);
 	closep(&j->fd);

@@ -315,17 +315,18 @@ size_t ea_ranges_align(struct ea_range *r, size_t n, uint64_t align, uint64_t si
 int ea_ranges_read(int fd, uint64_t size, struct ea_range **ret, size_t *n);
 
 /*
- * 64-bit content checksum: the sum of a mix of each 8-byte word with its
- * offset, where a zero word adds nothing.  So chunks may come in any order
- * and holes need not be read: they count as the zeros they read as.  Not
+ * 64-bit content checksum: the sum of a mix of each 16 bytes with their
+ * offset, where zeros add nothing.  So chunks may come in any order and
+ * holes need not be read: they count as the zeros they read as.  Not
  * cryptographic; it catches misplaced, lost and corrupted data.
  */
+#define EA_CSUM_ALIGN 16
 struct ea_csum {
 	uint64_t h;
 };
 void ea_csum_init(struct ea_csum *c);
-/* Fold in n bytes read at file offset off, a multiple of 8; a short tail is
- * zero-padded. */
+/* Fold in n bytes read at file offset off, a multiple of EA_CSUM_ALIGN; a
+ * short tail is zero-padded. */
 void ea_csum_update(struct ea_csum *c, uint64_t off, const void *buf, size_t n);
 uint64_t ea_csum_final(const struct ea_csum *c);
 

@@ -186,7 +186,7 @@ START_TEST(test_csum)
 		a[i] = (unsigned char)rand();
 	h = csum_of(a, N, N);
 	ck_assert_uint_eq(csum_of(a, N, 4096), h);
-	ck_assert_uint_eq(csum_of(a, N, 8), h);
+	ck_assert_uint_eq(csum_of(a, N, EA_CSUM_ALIGN), h);
 
 	/* One flipped bit anywhere, the tail included, changes it. */
 	for (size_t pos = 0; pos < N; pos += 997) {
@@ -196,6 +196,17 @@ START_TEST(test_csum)
 	}
 	memcpy(b, a, N);
 	b[N - 1] ^= 0x80;
+	ck_assert_uint_ne(csum_of(b, N, 4096), h);
+
+	/* The two words of a pair swapped, and one word beside a zero one. */
+	memcpy(b, a, N);
+	memcpy(b + 64, a + 72, 8);
+	memcpy(b + 72, a + 64, 8);
+	ck_assert_uint_ne(csum_of(b, N, 4096), h);
+	memset(a + 128, 0, 8);
+	h = csum_of(a, N, N);
+	memcpy(b, a, N);
+	b[136] ^= 4;
 	ck_assert_uint_ne(csum_of(b, N, 4096), h);
 
 	/* Two blocks swapped: same bytes, wrong places. */
