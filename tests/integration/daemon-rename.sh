@@ -4,7 +4,8 @@
 # of that directory, or of one above it, must end that: a file made in it
 # after it left the rule's tree is not the rule's.  Also in one read of
 # events: the daemon is stopped while the names, the rename and the next
-# names are made, so they reach it together.
+# names are made, so they reach it together.  Last, a directory swapped
+# for a symlink in the same way.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
 need_cmd xfs_io
@@ -46,5 +47,21 @@ mkdir "$M/ev/f" && touch "$M/ev/f/marker"
 kill -CONT "$DAEMON_PID"
 expect_extsize "$M/ev/f/marker" 65536
 extsize_is "$M/out/e/h2" 0 || fail "a file made after a rename whose event failed was hinted"
+
+# A directory swapped for a symlink between the event and the open: the
+# events name a file in ev/s, but by the time they are read ev/s is a
+# symlink to a directory outside the rule holding a file of the same name.
+# Neither that file nor the one whose directory was moved out may change.
+mkdir -p "$M/out/t"
+kill -STOP "$DAEMON_PID"
+mkdir "$M/ev/s" && touch "$M/ev/s/late"
+mv "$M/ev/s" "$M/out/s"
+touch "$M/out/t/late"
+ln -s ../out/t "$M/ev/s"
+mkdir "$M/ev/g" && touch "$M/ev/g/marker"
+kill -CONT "$DAEMON_PID"
+expect_extsize "$M/ev/g/marker" 65536
+extsize_is "$M/out/t/late" 0 || fail "a file reached through a directory swapped for a symlink was hinted"
+extsize_is "$M/out/s/late" 0 || fail "a file whose directory left the tree before its event was read was hinted"
 stop_daemon
 echo ok
