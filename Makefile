@@ -30,6 +30,9 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 # systemd reads units from /usr/local/lib/systemd/system and, on Debian 12,
 # /lib/systemd/system (what systemd.pc says) for the /usr prefix.
 UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system),$(PREFIX)/lib/systemd/system)
+# systemd runs the generators of /usr/local/lib/systemd/system-generators
+# and, on Debian 12, /lib/systemd/system-generators (systemd.pc again).
+GENERATORDIR ?= $(if $(filter /usr,$(PREFIX)),$(or $(shell $(PKG_CONFIG) --variable=systemdsystemgeneratordir systemd 2>/dev/null),/lib/systemd/system-generators),$(PREFIX)/lib/systemd/system-generators)
 # journalctl --update-catalog reads /usr/lib/systemd/catalog and
 # /usr/local/lib/systemd/catalog (also on Debian 12, merged /usr or not).
 CATALOGDIR  ?= $(PREFIX)/lib/systemd/catalog
@@ -69,7 +72,9 @@ UNIT_TESTS  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test
 TEST_TOOLS  := $(patsubst tests/tools/%.c,$(B)/tests/tools/%,$(wildcard tests/tools/*.c))
 BENCHES     := $(patsubst tests/bench/%.c,$(B)/tests/bench/%,$(wildcard tests/bench/*.c))
 
-PROGRAMS := $(B)/extalign $(if $(DAEMON_OBJS),$(B)/extalignd)
+GENERATOR_OBJS := $(patsubst %.c,$(B)/%.o,$(wildcard generator/*.c))
+
+PROGRAMS := $(B)/extalign $(if $(DAEMON_OBJS),$(B)/extalignd $(B)/extalign-generator)
 
 all: $(PROGRAMS)
 
@@ -89,6 +94,9 @@ $(B)/extalign: $(CMD_OBJS) $(B)/libextalign.a
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
 
 $(B)/extalignd: $(DAEMON_OBJS) $(B)/libextalign.a
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
+
+$(B)/extalign-generator: $(GENERATOR_OBJS) $(B)/libextalign.a
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS) $(LDLIBS)
 
 # $< and the library, not $^: the .d files add the headers and the .c files a
@@ -162,7 +170,7 @@ check-qemu: tests
 bench: $(PROGRAMS) $(BENCHES)
 
 format:
-	clang-format -i $(wildcard include/extalign/*.h lib/*.c cmd/*.[ch] daemon/*.[ch] tests/unit/*.c)
+	clang-format -i $(wildcard include/extalign/*.h lib/*.c cmd/*.[ch] daemon/*.[ch] generator/*.c tests/unit/*.c)
 
 # systemd finds a bare "extalignd" in /usr/local/sbin and /usr/sbin only;
 # elsewhere (PREFIX=/opt/...) the unit gets the full path.
@@ -176,6 +184,7 @@ install: $(PROGRAMS)
 	$(Q)$(INSTALL) -Dm644 etc/extalign.conf.5 $(DESTDIR)$(MANDIR)/man5/extalign.conf.5
 	$(Q)$(INSTALL) -Dm644 cmd/extalign-json.schema.json $(DESTDIR)$(DATADIR)/extalign/extalign-json.schema.json
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm755 $(B)/extalignd $(DESTDIR)$(SBINDIR)/extalignd)
+	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm755 $(B)/extalign-generator $(DESTDIR)$(GENERATORDIR)/extalign-generator)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 completions/extalignd $(DESTDIR)$(BASHCOMPDIR)/extalignd)
 	$(if $(DAEMON_OBJS),$(Q)$(INSTALL) -Dm644 daemon/extalignd.catalog $(DESTDIR)$(CATALOGDIR)/extalignd.catalog)
@@ -199,7 +208,7 @@ uninstall:
 	$(call say,RM,$(DESTDIR)$(PREFIX))rm -f $(DESTDIR)$(BINDIR)/extalign $(DESTDIR)$(SBINDIR)/extalignd \
 		$(DESTDIR)$(MANDIR)/man8/extalign.8 $(DESTDIR)$(MANDIR)/man8/extalignd.8 \
 		$(DESTDIR)$(MANDIR)/man5/extalign.conf.5 $(DESTDIR)$(BASHCOMPDIR)/extalign \
-		$(DESTDIR)$(BASHCOMPDIR)/extalignd \
+		$(DESTDIR)$(BASHCOMPDIR)/extalignd $(DESTDIR)$(GENERATORDIR)/extalign-generator \
 		$(DESTDIR)$(CATALOGDIR)/extalignd.catalog \
 		$(foreach u,$(wildcard etc/*.service etc/*.timer),$(DESTDIR)$(UNITDIR)/$(notdir $(u))) \
 		$(DESTDIR)$(DATADIR)/extalign/extalign-json.schema.json \

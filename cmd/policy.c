@@ -23,6 +23,7 @@
 #include "extalign/hint.h"
 #include "extalign/macro.h"
 #include "extalign/policy.h"
+#include "extalign/unit-paths.h"
 #include "extalign/size.h"
 #include "table.h"
 
@@ -199,6 +200,47 @@ static char *join(char **v, size_t n, const char *sep)
 	return s;
 }
 
+/*
+ * The trees extalignd.service cannot write: those no unit line can name,
+ * and, where systemd ran extalign-generator, those its drop-in does not
+ * list yet (rules added since the last boot or daemon-reload).  Warnings
+ * only: the configuration itself is valid.
+ */
+static void check_unit_reach(const struct ea_policy *p)
+{
+	static const char *const unit_own[] = { EA_UNIT_OWN_WRITABLE };
+	const char *dropin = secure_getenv("EXTALIGN_UNIT_DROPIN");
+	struct ea_unit_paths u = { 0 };
+	char **listed = NULL;
+	size_t n_listed = 0;
+	int r;
+
+	if (ea_unit_paths_of_policy(p, &u) < 0)
+		errx(EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < u.n_skipped; i++)
+		warnx_path(u.skipped[i].path,
+			   "warning: out of reach of %s: %s; move the tree or run extalignd "
+			   "outside the unit",
+			   EA_UNIT_NAME, u.skipped[i].why);
+	r = ea_unit_dropin_read(dropin ? dropin : EA_UNIT_DROPIN_RUN, &listed, &n_listed);
+	if (r < 0 && r != -ENOENT)
+		warnx("warning: %s: %s", dropin ? dropin : EA_UNIT_DROPIN_RUN, strerror(-r));
+	for (size_t i = 0; r >= 0 && i < u.n_writable; i++) {
+		const char *t = u.writable[i];
+
+		if (ea_unit_paths_cover(listed, n_listed, t) ||
+		    ea_unit_paths_cover((char *const *)unit_own, ARRAY_SIZE(unit_own), t))
+			continue;
+		warnx_path(t,
+			   "warning: read-only to the running %s until \"systemctl "
+			   "daemon-reload && systemctl restart extalignd\" (extalign-generator "
+			   "then adds it)",
+			   EA_UNIT_NAME);
+	}
+	ea_unit_dropin_paths_free(listed, n_listed);
+	ea_unit_paths_free(&u);
+}
+
 static int run_check(const struct policy_opts *o, const struct ea_policy *p, char **paths,
 		     int n_paths)
 {
@@ -208,6 +250,7 @@ static int run_check(const struct policy_opts *o, const struct ea_policy *p, cha
 		printf("valid: %zu rule%s from %zu file%s, %zu tree%s to watch\n", p->n_rules,
 		       p->n_rules == 1 ? "" : "s", p->n_files, p->n_files == 1 ? "" : "s",
 		       p->n_watch, p->n_watch == 1 ? "" : "s");
+	check_unit_reach(p);
 	return EXIT_OK;
 }
 

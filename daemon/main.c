@@ -177,10 +177,16 @@ static void daemon_notify_status(struct daemon *d)
 {
 	const uint64_t *c = d->report.counters;
 
+	/* Said first: "active (running)" alone would hide a rule that can do nothing. */
+	char ro[64] = "";
+
+	if (d->watch.n_readonly)
+		snprintf(ro, sizeof(ro), "%zu %s READ-ONLY here (see the journal); ",
+			 d->watch.n_readonly, PLURAL(d->watch.n_readonly, "tree", "trees"));
 	sd_notifyf(0,
-		   "STATUS=%s: %zu %s, %zu %s (%s), %" PRIu64 " hinted, %" PRIu64
+		   "STATUS=%s%s: %zu %s, %zu %s (%s), %" PRIu64 " hinted, %" PRIu64
 		   " inherited, %" PRIu64 " late, %" PRIu64 " unsupported, %" PRIu64 " %s",
-		   d->phase, d->policy ? d->policy->n_rules : 0,
+		   ro, d->phase, d->policy ? d->policy->n_rules : 0,
 		   PLURAL(d->policy ? d->policy->n_rules : 0, "rule", "rules"), d->watch.n_marks,
 		   PLURAL(d->watch.n_marks, "filesystem", "filesystems"), watcher_name(d),
 		   c[EA_CNT_FILES_HINTED] + c[EA_CNT_DIRS_HINTED],

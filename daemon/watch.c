@@ -164,10 +164,16 @@ static int mark_filesystem(struct watch *w, const char *tree)
 	if (r < 0 || fstatfs(fd, &sfs) < 0)
 		return r < 0 ? r : negative_errno();
 	/* Hints are ioctls that need a writable mount: under the unit's
-	 * ProtectSystem=strict a tree missing from ReadWritePaths= is not. */
-	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY))
+	 * ProtectSystem=strict a tree is writable only when extalign-generator
+	 * listed it, at the last boot or daemon-reload, not a rule added by a
+	 * reload of the daemon alone. */
+	if (fstatvfs(fd, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) {
+		w->n_readonly++;
 		log_id(&w->report->log, MSGID_HINT_FAILED, LOG_WARNING, NULL, where, -EROFS,
-		       "read-only here, no hint can be set (ReadWritePaths= of the unit?)");
+		       "read-only here, no hint can be set; under systemd, \"systemctl "
+		       "daemon-reload && systemctl restart extalignd\" makes the rules' trees "
+		       "writable");
+	}
 	/* A tree that does not exist yet: inotify watches the nearest
 	 * ancestor so that its creation is seen. */
 	if (w->backend == EA_WATCH_INOTIFY && strcmp(where, tree))
@@ -252,6 +258,7 @@ int watch_setup(struct watch *w)
 			return r;
 		}
 	}
+	w->n_readonly = 0;
 	for (size_t i = 0; i < w->policy->n_watch; i++) {
 		int q = mark_filesystem(w, w->policy->watch[i].path);
 

@@ -79,6 +79,8 @@ struct watch {
 
 	struct fsmark *marks;
 	size_t n_marks;
+	/* Trees found read-only at the last setup: no hint can be set there. */
+	size_t n_readonly;
 	struct iwatch *iwatches;
 	size_t n_iwatches;
 
