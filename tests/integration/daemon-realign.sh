@@ -56,5 +56,15 @@ grep -Eq ' (aligned|logical-only)$' "$WORK/out" || { cat "$WORK/out"; fail "not 
 # The jobs' records (made and removed on the rename path) live under the
 # persistent directory given, not under the host's /var/lib/extalign.
 [ -d "$WORK/lib/realign" ] || fail "the jobs kept no records under --persistent-dir $WORK/lib"
+
+# A realign = yes rule added by a reload after the first scan: the reload's
+# walk of the new tree finds its old files (the next periodic scan is a
+# day away), as an admin who adds a rule for existing data expects.
+mkdir "$M/rk"
+dd if=/dev/urandom of="$M/rk/old" bs=4k count=30 status=none
+write_conf "00:00-23:59"
+conf_rule rk 64k inherit=no realign=yes >>"$CONF"
+reload_and_wait
+wait_until 10 extsize_is "$M/rk/old" 65536 || { cat "$DLOG"; fail "a new rule's old file was not realigned after the reload"; }
 stop_daemon
 echo ok
