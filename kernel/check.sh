@@ -7,6 +7,9 @@
 #   2. scripts/checkpatch.pl --strict over every patch
 #   3. UML kernel from kernel/config.fragment (make ARCH=um olddefconfig)
 #   4. bisect check: the tree builds after every patch (skipped by --quick)
+#   4b. module build: the same kernel with ext4 and jbd2 as modules, as
+#      Debian's configuration has them, links and passes modpost (skipped
+#      by --quick)
 #   5. ext4 KUnit suites (tools/testing/kunit/kunit.py --kunitconfig=fs/ext4)
 #   6. boot the UML kernel (kernel/boot.sh: the host's root, an ubd disk and
 #      an atomic-write capable scsi_debug disk); tests/kernel/init.sh runs
@@ -34,6 +37,7 @@ for arg in "$@"; do
 done
 
 UML_BUILD=$KB/build-um
+MODULE_BUILD=$KB/build-um-modules
 BISECT_BUILD=$KB/build-bisect
 KUNIT_BUILD=$KB/build-kunit
 RUN=$KB/run
@@ -43,9 +47,10 @@ mkdir -p "$KB" "$RUN" "$LOGS"
 # shellcheck source=kernel/report.bash
 . "$HERE/report.bash"
 
-# config_kernel SRC BUILD: .config from the fragment, checked.
+# config_kernel SRC BUILD [FRAGMENT]: .config from the fragment (default
+# config.fragment), checked.
 config_kernel() {
-	local src=$1 build=$2 frag=$HERE/config.fragment line missing=0
+	local src=$1 build=$2 frag=${3:-$HERE/config.fragment} line missing=0
 
 	mkdir -p "$build"
 	# Only rewrite .config when the fragment changed, so that a rebuild
@@ -64,9 +69,9 @@ config_kernel() {
 	return $missing
 }
 
-# build_kernel SRC BUILD LOG
+# build_kernel SRC BUILD LOG [FRAGMENT]
 build_kernel() {
-	config_kernel "$1" "$2" >"$3" 2>&1 &&
+	config_kernel "$1" "$2" "${4:-}" >"$3" 2>&1 &&
 		make -C "$1" ARCH=um O="$2" -j"$JOBS" >>"$3" 2>&1
 }
 
@@ -186,6 +191,45 @@ else
 	report PASS "bisect/${#COMMITS[@]}" "$(git -C "$SRC" log -1 --format=%s HEAD): the full build"
 fi
 timer_end bisect
+
+# 4b. ext4 and jbd2 as modules.  Built in, as in the test configuration,
+# ext4 may call any kernel function; as a module (Debian's
+# CONFIG_EXT4_FS=m) only exported ones, and modpost says which it lacks.
+# The fragment is the test configuration with those two (and ext4's KUnit
+# suite, which depends on ext4) as modules.
+echo "== module build (CONFIG_EXT4_FS=m, CONFIG_JBD2=m)"
+timer_start
+module_frag=$KB/config.fragment.modules
+{
+	grep -v -e '^CONFIG_EXT4_FS=' -e '^CONFIG_EXT4_KUNIT_TESTS=' "$HERE/config.fragment"
+	printf 'CONFIG_EXT4_FS=m\nCONFIG_JBD2=m\nCONFIG_EXT4_KUNIT_TESTS=m\n'
+} >"$module_frag.new"
+mv -f "$module_frag.new" "$module_frag"
+module_log=$LOGS/build-um-modules.log
+if [ "$QUICK" = 1 ]; then
+	report SKIP build/modules "--quick"
+elif [ "$uml_ok" != 1 ]; then
+	report FAIL build/modules "the full build failed, nothing to start from"
+# The first time, start from a copy of the full build: the test
+# configuration has modules on already, so only what CONFIG_EXT4_FS and
+# CONFIG_JBD2 reach is compiled again (minutes, not a second full build).
+elif { [ -f "$MODULE_BUILD/.config" ] || cp -a "$UML_BUILD" "$MODULE_BUILD"; } &&
+	build_kernel "$SRC" "$MODULE_BUILD" "$module_log" "$module_frag"; then
+	missing=
+	for ko in fs/ext4/ext4.ko fs/jbd2/jbd2.ko fs/ext4/ext4-inode-test.ko; do
+		[ -f "$MODULE_BUILD/$ko" ] || missing="$missing $ko"
+	done
+	if [ -n "$missing" ]; then
+		report FAIL build/modules "built, but without$missing"
+	else
+		report PASS build/modules "ext4.ko $(du -k "$MODULE_BUILD/fs/ext4/ext4.ko" | cut -f1) KiB, jbd2.ko; modpost clean"
+	fi
+else
+	report FAIL build/modules
+	grep -E 'error|Error|undefined' "$module_log" | head -20 | sed 's/^/    /'
+	show_log "$module_log" 15
+fi
+timer_end modules
 
 # 5. KUnit.
 echo "== KUnit (fs/ext4)"
