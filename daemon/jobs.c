@@ -39,6 +39,7 @@ struct job {
 	size_t late;   /* index into the late list */
 	bool ended;    /* the child's outcome came, in rc */
 	int rc;
+	int skip; /* enum ea_realign_skip, when rc is EA_REALIGN_SKIPPED */
 	uint64_t copied;
 	uint64_t ino_after;
 	dev_t disk;
@@ -50,6 +51,7 @@ struct job {
 struct job_msg {
 	int32_t final; /* 1: rc is the outcome */
 	int32_t rc;
+	int32_t skip;  /* final: enum ea_realign_skip, why it was skipped */
 	int32_t phase; /* enum ea_realign_phase */
 	uint64_t done, total;
 	uint64_t copied;    /* final: data bytes the job rewrote */
@@ -304,7 +306,7 @@ static void child_progress(void *userdata, const struct ea_realign_progress *p)
  * call resolves one last component, and check it is still the late file.
  */
 static int child_run(const struct jobs *J, const struct late_file *l, struct child_ctx *ctx,
-		     uint64_t *copied, uint64_t *ino_after)
+		     struct job_msg *m)
 {
 	_cleanup_free_ char *dir = strdup(l->path);
 	_cleanup_close_ int dfd = -1;
@@ -352,8 +354,9 @@ static int child_run(const struct jobs *J, const struct late_file *l, struct chi
 	}
 	if (ea_realign_file(base, &o, &res) < 0)
 		return -EINVAL;
-	*copied = res.bytes_copied;
-	*ino_after = res.ino_after;
+	m->copied = res.bytes_copied;
+	m->ino_after = res.ino_after;
+	m->skip = (int32_t)res.skip;
 	return (int)res.outcome;
 }
 
@@ -389,7 +392,7 @@ static void job_start(struct jobs *J, size_t qi, dev_t disk)
 		close(cancel[1]);
 		close(result[0]);
 		fcntl(result[1], F_SETFL, O_NONBLOCK);
-		m.rc = child_run(J, l, &ctx, &m.copied, &m.ino_after);
+		m.rc = child_run(J, l, &ctx, &m);
 		/* The outcome must get through: wait for room now. */
 		fcntl(result[1], F_SETFL, 0);
 		if (write(result[1], &m, sizeof(m)) != sizeof(m))
@@ -433,6 +436,7 @@ static void job_drain(struct jobs *J, struct job *j)
 		if (m.final) {
 			j->ended = true;
 			j->rc = m.rc;
+			j->skip = m.skip;
 			j->copied = m.copied;
 			j->ino_after = m.ino_after;
 			return;
@@ -480,6 +484,13 @@ static void job_failed(struct jobs *J, const struct job *j, struct late_file *l,
 	if (!j->ended)
 		log_id(&J->report->log, MSGID_REALIGN_ABORTED, LOG_WARNING, l->rule, l->path, 0,
 		       "realignment aborted: the job ended without an outcome");
+	else if (rc == -EFBIG)
+		log_id(&J->report->log, MSGID_REALIGN_FAILED, LOG_NOTICE, l->rule, l->path, 0,
+		       "realignment skipped: larger than realign_max_file_size");
+	else if (rc == EA_REALIGN_SKIPPED)
+		/* Why, or an admin cannot tell "in use" from "placed off the unit again". */
+		log_id(&J->report->log, MSGID_REALIGN_FAILED, LOG_NOTICE, l->rule, l->path, 0,
+		       "realignment skipped: %s", ea_realign_skip_str(j->skip));
 	else
 		log_id(&J->report->log, MSGID_REALIGN_FAILED, LOG_NOTICE, l->rule, l->path,
 		       rc < 0 ? rc : 0, "realignment %s", ea_late_queue_name(l->queue));

@@ -87,7 +87,12 @@ static void log_msg_at(const struct log_site *site, struct ealog *l, const char 
 		size_t n = 0;
 		bool ok = true;
 
-		ok = ok && asprintf(&f[n++], "MESSAGE=%s%s%s", msg, err ? ": " : "",
+		/* The rule and path in the text too, as on stderr: journalctl
+		 * shows MESSAGE= alone, and "realignment skipped" without the
+		 * file tells an admin nothing.  The fields are for queries. */
+		ok = ok && asprintf(&f[n++], "MESSAGE=%s%s%s%s%s%s%s%s", rule ? "rule " : "",
+				    rule ? rule : "", rule ? ": " : "", path ? path : "",
+				    path ? ": " : "", msg, err ? ": " : "",
 				    err ? strerror(-err) : "") >= 0;
 		ok = ok && asprintf(&f[n++], "PRIORITY=%d", prio) >= 0;
 		ok = ok && asprintf(&f[n++], "SYSLOG_IDENTIFIER=extalignd") >= 0;

@@ -33,7 +33,8 @@ wait_until 5 grep -q "PATH=$M/ev/f\$" "$JLOG" || { cat "$JLOG"; fail "no PATH= f
 seq=$(awk -v p="PATH=$M/ev/f" '$3 == p { print $1; exit }' "$JLOG")
 entry() { awk -v s="$seq" '$1 == s { $1 = ""; $2 = ""; print substr($0, 3) }' "$JLOG"; }
 entry | grep -qx 'RULE=ev' || { entry; fail "no RULE= field"; }
-entry | grep -qx 'MESSAGE=hint set' || { entry; fail "no MESSAGE= field"; }
+# The text names them too: journalctl shows MESSAGE= alone.
+entry | grep -qx "MESSAGE=rule ev: $M/ev/f: hint set" || { entry; fail "no MESSAGE= field with the rule and path"; }
 entry | grep -qx 'PRIORITY=7' || { entry; fail "no PRIORITY= field"; }
 entry | grep -qx 'SYSLOG_IDENTIFIER=extalignd' || fail "no SYSLOG_IDENTIFIER="
 # The read-only tree: a warning with the errno as a field.
@@ -67,7 +68,7 @@ wait_until 5 grep -q "MESSAGE_ID=$(id_of RELOAD_REFUSED)\$" "$JLOG" ||
 	{ cat "$JLOG"; fail "no entry with the refused reload's MESSAGE_ID"; }
 entry_with "PATH=$CONF" >"$WORK/refused"
 grep -qx "MESSAGE_ID=$(id_of RELOAD_REFUSED)" "$WORK/refused" && grep -qx 'PRIORITY=3' "$WORK/refused" &&
-	grep -q '^MESSAGE=new configuration has 1 error, keeping the old rules' "$WORK/refused" ||
+	grep -q "^MESSAGE=$CONF: new configuration has 1 error, keeping the old rules" "$WORK/refused" ||
 	{ cat "$WORK/refused"; fail "the refused reload's entry lacks its fields"; }
 # And one entry for each line that was wrong, "file:line: message".
 grep -q "MESSAGE=$CONF:[0-9]*: " "$JLOG" || { cat "$JLOG"; fail "the refused line has no entry"; }
