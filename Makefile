@@ -4,6 +4,8 @@
 #   make check           build and run every test suite (tests/run.sh)
 #   make check-qemu      the kernel series as a Debian package, installed and
 #                        booted in QEMU (kernel/deb.sh, kernel/qemu-test.sh)
+#   make check-system    the whole stack under systemd in QEMU, with power
+#                        cuts (tests/system/run.sh; CUTS=N, default 20)
 #   make bench           build the benchmarks (run them with tests/bench/*.sh)
 #   make install         DESTDIR, PREFIX (default /usr/local) and the *DIR
 #                        variables below as in the GNU coding standards
@@ -166,6 +168,15 @@ fstests-quick-baseline:
 .PHONY: check-qemu
 check-qemu: tests
 	kernel/qemu-test.sh
+
+# The whole stack on a real boot (tests/system/run.sh): systemd as PID 1 in
+# a QEMU guest, the packages installed with apt, extalignd worked, power
+# cuts.  Not part of "make check": see README.md for its time.
+.PHONY: check-system
+check-system: tests
+	scripts/install-deps.sh build deb qemu e2fsprogs
+	e2fsprogs/deb.sh
+	tests/system/run.sh $(if $(CUTS),--cuts $(CUTS))
 
 bench: $(PROGRAMS) $(BENCHES)
 

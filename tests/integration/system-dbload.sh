@@ -2,7 +2,8 @@
 # The system test's load and its power-cut check (tests/system/dbload.py),
 # on a loop-mounted XFS: a clean run passes, and the check finds each kind
 # of damage it exists for: a torn unit, a lost durable unit, a durable file
-# gone, a durable removal undone.
+# gone, a durable removal undone, a durable file cut short; and it takes a
+# creation the cut interrupted, at any size up to its intent.
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 DB=$TOP/tests/system/dbload.py
@@ -47,4 +48,18 @@ if [ -n "$gone" ]; then
 	rm "$M/db/$gone"
 fi
 expect_exit 0 python3 "$DB" verify "$M/db" "$WORK/log"
+
+# A cut in the middle of a creation: the file there at any size up to its
+# intent (each direct write grows it on completion) is no loss; once the
+# creation was durable, a shorter file is.
+cp "$WORK/log" "$WORK/log.cut"
+echo "i size fcut 999 3" >>"$WORK/log.cut"
+: >"$M/db/fcut"
+expect_exit 0 python3 "$DB" verify "$M/db" "$WORK/log.cut"
+head -c "$unit" /dev/zero >"$M/db/fcut"
+expect_exit 0 python3 "$DB" verify "$M/db" "$WORK/log.cut"
+echo "d size fcut 999 3" >>"$WORK/log.cut"
+expect_exit 1 python3 "$DB" verify "$M/db" "$WORK/log.cut"
+grep -q "fcut: size $unit, allowed \[3\] units" "$WORK/out" || { cat "$WORK/out"; fail "a short durable file not found"; }
+rm "$M/db/fcut"
 echo ok

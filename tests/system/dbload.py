@@ -174,14 +174,21 @@ def verify(d, logpath):
             continue
         kind, what, name = w[0], w[1], w[2]
         s = st.setdefault(name, {"fid": None, "sizes": set(), "absent_ok": True, "present": False,
-                                 "units": {}, "durable": {}})
+                                 "units": {}, "durable": {}, "cur": 0})
         if what == "size":
             fid, n = int(w[3]), int(w[4])
             s["fid"] = fid
             if kind == "i":
-                s["sizes"].add(n)
+                # Growing (a creation grows from 0) is unit by unit: each
+                # direct write moves the size when it completes, so a cut
+                # leaves any size in between.  A truncate is one change.
+                if n > s["cur"]:
+                    s["sizes"].update(range(s["cur"], n + 1))
+                else:
+                    s["sizes"].add(n)
             else:
                 s["sizes"] = {n}
+                s["cur"] = n
                 s["present"], s["absent_ok"] = True, False
                 for i in list(s["durable"]):
                     if i >= n:
@@ -198,7 +205,7 @@ def verify(d, logpath):
                 s["absent_ok"] = True
             else:
                 st[name] = {"fid": None, "sizes": set(), "absent_ok": True, "present": False,
-                            "units": {}, "durable": {}}
+                            "units": {}, "durable": {}, "cur": 0}
                 st[name]["gone"] = True
     problems = []
     lost = torn = checked = 0
