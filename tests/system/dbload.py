@@ -29,7 +29,9 @@ import time
 RWF_ATOMIC = 0x40
 STATX_WRITE_ATOMIC = 0x10000
 SECTOR = 512
-HDR = struct.Struct("<8sIIQ")  # magic, file id, unit index, version
+# magic, file id (the seed, the time in a cut's run, times 100000: 64 bits),
+# unit index, version
+HDR = struct.Struct("<8sQIQ")
 MAGIC = b"EXTALIGN"
 MAX_UNIT = 16384
 
