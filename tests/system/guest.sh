@@ -3,7 +3,7 @@
 # by extalign-systest.service once systemd, PID 1, has brought the system
 # up, as an admin would work.  The kernel command line says which step:
 #
-#   extalign.step=install  apt install of the packages, data disks and
+#   extalign.step=install  the packages installed by apt, data disks and
 #                          fstab, /etc/extalign.conf, files written before
 #                          their rule, systemctl enable --now extalignd
 #   extalign.step=work     the installed kernel: the database-like load,

@@ -49,7 +49,7 @@ MIRRORS=("deb http://deb.debian.org/debian $SUITE main"
 	 "deb http://deb.debian.org/debian $SUITE-updates main"
 	 "deb http://deb.debian.org/debian-security $SUITE-security main")
 # systemd as init, what the test does (mkfs, xfs_io, python3 for the load)
-# and the run-time dependencies of our packages, so that apt installs them
+# and the run-time dependencies of our packages, so that apt can install ours
 # with no network.
 ROOT_PACKAGES=(systemd systemd-sysv udev dbus kmod procps e2fsprogs xfsprogs util-linux python3
 	       libinih1 libsmartcols1 libmount1 libblkid1 libsystemd0 linux-base initramfs-tools-core
@@ -197,7 +197,7 @@ WantedBy=multi-user.target
 EOF
 mkdir -p "$R/etc/systemd/system/multi-user.target.wants"
 ln -sf /etc/systemd/system/extalign-systest.service "$R/etc/systemd/system/multi-user.target.wants/"
-# No apt timers running into the test's apt install.
+# No apt timers running into the test's own use of apt.
 for u in apt-daily.timer apt-daily-upgrade.timer; do ln -sf /dev/null "$R/etc/systemd/system/$u"; done
 # A persistent journal, so that the boot after a cut shows the one before.
 mkdir -p "$R/var/log/journal"
