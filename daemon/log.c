@@ -75,25 +75,27 @@ void log_setup(struct ealog *l, const char *target, bool verbose)
 static void log_msg_at(const struct log_site *site, struct ealog *l, const char *msgid, int prio,
 		       const char *rule, const char *path, int err, const char *msg)
 {
+	_cleanup_free_ char *text = NULL;
 	char pre[8] = "";
 	int saved = errno;
 
 	if (prio > l->max_level)
 		return;
+	/* One text for both targets, the rule and path in it: journalctl shows
+	 * MESSAGE= alone, and "realignment skipped" without the file tells an
+	 * admin nothing.  The journal's fields are for queries. */
+	if (asprintf(&text, "%s%s%s%s%s%s%s%s", rule ? "rule " : "", rule ? rule : "",
+		     rule ? ": " : "", path ? path : "", path ? ": " : "", msg, err ? ": " : "",
+		     err ? strerror(-err) : "") < 0)
+		text = NULL;
 
-	if (l->journal) {
+	if (l->journal && text) {
 		char *f[7] = { 0 };
 		struct iovec iov[7];
 		size_t n = 0;
 		bool ok = true;
 
-		/* The rule and path in the text too, as on stderr: journalctl
-		 * shows MESSAGE= alone, and "realignment skipped" without the
-		 * file tells an admin nothing.  The fields are for queries. */
-		ok = ok && asprintf(&f[n++], "MESSAGE=%s%s%s%s%s%s%s%s", rule ? "rule " : "",
-				    rule ? rule : "", rule ? ": " : "", path ? path : "",
-				    path ? ": " : "", msg, err ? ": " : "",
-				    err ? strerror(-err) : "") >= 0;
+		ok = ok && asprintf(&f[n++], "MESSAGE=%s", text) >= 0;
 		ok = ok && asprintf(&f[n++], "PRIORITY=%d", prio) >= 0;
 		ok = ok && asprintf(&f[n++], "SYSLOG_IDENTIFIER=extalignd") >= 0;
 		if (msgid)
@@ -123,9 +125,7 @@ static void log_msg_at(const struct log_site *site, struct ealog *l, const char 
 	if (l->prefix)
 		snprintf(pre, sizeof(pre), "<%d>", prio);
 	/* One fprintf so that concurrent writers do not interleave a line. */
-	fprintf(stderr, "%s%s%s%s%s%s%s%s%s\n", pre, rule ? "rule " : "", rule ? rule : "",
-		rule ? ": " : "", path ? path : "", path ? ": " : "", msg, err ? ": " : "",
-		err ? strerror(-err) : "");
+	fprintf(stderr, "%s%s\n", pre, text ? text : msg);
 out:
 	errno = saved;
 }
