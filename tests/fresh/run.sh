@@ -198,8 +198,13 @@ ok "systemd-analyze verify $unit"
 
 state=$(in_root 'systemctl is-enabled extalignd' 2>&1 || true)
 [ "$state" = disabled ] || fail "after install the unit is '$state', not disabled"
-grep -q 'deb-systemd-invoke' "$R/var/lib/dpkg/info/extalign.postinst" &&
-	fail "the postinst starts or restarts the unit"
+# The postinst may restart a running daemon on upgrade (try-restart under
+# [ -n "$2" ]), never start one: debian/rules --no-start --restart-after-upgrade.
+postinst="$R/var/lib/dpkg/info/extalign.postinst"
+grep 'deb-systemd-invoke' "$postinst" | grep -v 'try-restart' | grep -q . &&
+	{ cat "$postinst"; fail "the postinst starts the unit (only try-restart on upgrade is wanted)"; }
+grep -B2 'deb-systemd-invoke try-restart' "$postinst" | grep -q 'if \[ -n "\$2" \]' ||
+	{ cat "$postinst"; fail "the postinst's try-restart is not limited to upgrades"; }
 in_root 'systemctl enable extalignd' >"$LOG/enable" 2>&1 || { cat "$LOG/enable"; fail "systemctl enable extalignd"; }
 [ -L "$R/etc/systemd/system/multi-user.target.wants/extalignd.service" ] || fail "enable made no multi-user.target.wants link"
 in_root 'systemctl disable extalignd' >"$LOG/enable" 2>&1 || { cat "$LOG/enable"; fail "systemctl disable extalignd"; }
