@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -103,6 +104,7 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 		      struct ea_csum *cs, uint64_t *done, uint64_t total)
 {
 	uint64_t size = (uint64_t)c->st.st_size;
+	struct rl_csum_job job;
 	int ret;
 
 	for (uint64_t off = start; off < end;) {
@@ -116,11 +118,13 @@ static int copy_range(struct rl_ctx *c, uint64_t start, uint64_t end, size_t chu
 		}
 		if (got == 0)
 			return 0; /* shrank under us: the final check will say so */
-		ea_csum_update(cs, off, c->buf, (size_t)got);
+		/* Summed while written: both only read the buffer. */
+		rl_csum_start(&job, c->buf, (size_t)got, off);
 		if (c->direct && off + (uint64_t)got >= size && (size_t)got % c->dio_align)
 			ret = write_tail(c, (size_t)got, off);
 		else
 			ret = write_full(c->tmpfd, c->buf, (size_t)got, off);
+		rl_csum_wait(&job, cs);
 		if (ret < 0) {
 			c->res->step = "write the copy";
 			return ret;
@@ -246,12 +250,56 @@ int rl_copy(struct rl_ctx *c, const struct rl_plan *p, uint64_t *csum)
 	return 0;
 }
 
+/*
+ * Read the ranges of the copy and sum them into cs.  With a spare buffer
+ * the reads alternate between it and c->buf, and each chunk is summed
+ * while the next is read; the job is always waited for before a return.
+ */
+static int verify_ranges(struct rl_ctx *c, const struct ea_range *r, size_t n, void *spare,
+			 struct ea_csum *cs, uint64_t total)
+{
+	void *bufs[2] = { c->buf, spare ? spare : c->buf };
+	struct rl_csum_job job = { 0 };
+	uint64_t done = 0;
+	unsigned k = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		for (uint64_t off = r[i].start; off < r[i].end;) {
+			size_t want =
+				(size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
+			ssize_t got = read_full(c->tmpfd, bufs[k], want, off);
+
+			/* The last chunk's buffer is free again (or is this one). */
+			rl_csum_wait(&job, cs);
+			if (got <= 0) {
+				ret = (int)got;
+				break;
+			}
+			if (spare)
+				rl_csum_start(&job, bufs[k], (size_t)got, off);
+			else
+				ea_csum_update(cs, off, bufs[k], (size_t)got);
+			k = spare ? k ^ 1 : 0;
+			off += (uint64_t)got;
+			done += (uint64_t)got;
+			rl_progress(c, EA_PHASE_VERIFY, done, total);
+			ret = rl_interrupted(c);
+			if (ret || (size_t)got < want)
+				break;
+		}
+	}
+	rl_csum_wait(&job, cs);
+	return ret;
+}
+
 int rl_verify(struct rl_ctx *c, uint64_t csum)
 {
 	_cleanup_free_ struct ea_range *r = NULL;
-	uint64_t size = (uint64_t)c->st.st_size, total, done = 0;
+	uint64_t size = (uint64_t)c->st.st_size, total;
 	struct ea_csum cs;
 	struct stat st;
+	void *spare = NULL;
 	size_t n;
 	int ret;
 
@@ -274,27 +322,13 @@ int rl_verify(struct rl_ctx *c, uint64_t csum)
 	total = ranges_bytes(r, n);
 	ea_csum_init(&cs);
 	rl_progress(c, EA_PHASE_VERIFY, 0, total);
-	for (size_t i = 0; i < n; i++) {
-		for (uint64_t off = r[i].start; off < r[i].end;) {
-			size_t want =
-				(size_t)(r[i].end - off < RL_CHUNK ? r[i].end - off : RL_CHUNK);
-			ssize_t got = read_full(c->tmpfd, c->buf, want, off);
-
-			if (got < 0)
-				return (int)got;
-			if (got == 0)
-				break;
-			ea_csum_update(&cs, off, c->buf, (size_t)got);
-			off += (uint64_t)got;
-			done += (uint64_t)got;
-			rl_progress(c, EA_PHASE_VERIFY, done, total);
-			ret = rl_interrupted(c);
-			if (ret)
-				return ret;
-			if ((size_t)got < want)
-				break;
-		}
-	}
+	/* More than a chunk: the next is read while the last is summed. */
+	if (total > RL_CHUNK && posix_memalign(&spare, 4096, RL_CHUNK) != 0)
+		spare = NULL;
+	ret = verify_ranges(c, r, n, spare, &cs, total);
+	free(spare);
+	if (ret)
+		return ret;
 	c->res->checksum = csum;
 	if (ea_csum_final(&cs) == csum)
 		return 0;

@@ -3,6 +3,7 @@
 #ifndef EXTALIGN_REALIGN_INTERNAL_H
 #define EXTALIGN_REALIGN_INTERNAL_H
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,6 +38,24 @@ struct rl_ctx {
 	bool resumed; /* tmpfd is a kept partial copy, named resume.name */
 	struct rl_record_ref *resume;
 };
+
+/*
+ * realign-csum.c: a chunk's checksum summed beside the I/O.  Between
+ * rl_csum_start() and rl_csum_wait() the buffer must not change; every
+ * started job is waited for, on every path (the thread reads the buffer).
+ */
+struct rl_csum_job {
+	pthread_t thread;
+	bool started, threaded;
+	const void *buf;
+	size_t n;
+	uint64_t off, sum;
+};
+/* The sum of the terms of n bytes at file offset off (realign-util.c). */
+uint64_t rl_csum_terms(uint64_t off, const void *buf, size_t n);
+void rl_csum_start(struct rl_csum_job *j, const void *buf, size_t n, uint64_t off);
+/* Adds the job's sum to cs; nothing if none was started. */
+void rl_csum_wait(struct rl_csum_job *j, struct ea_csum *cs);
 
 /* realign-job.c: the bottom layer, used by every stage below. */
 uint64_t rl_now_ns(void);

@@ -161,7 +161,7 @@ static uint64_t pair_term(uint64_t a, uint64_t b, uint64_t off)
 	return (uint64_t)m ^ (uint64_t)(m >> 64);
 }
 
-void ea_csum_update(struct ea_csum *c, uint64_t off, const void *buf, size_t n)
+uint64_t rl_csum_terms(uint64_t off, const void *buf, size_t n)
 {
 	const unsigned char *p = buf;
 	uint64_t sum = 0, w[2];
@@ -176,7 +176,12 @@ void ea_csum_update(struct ea_csum *c, uint64_t off, const void *buf, size_t n)
 		memcpy(w, p + i, n - i);
 		sum += pair_term(w[0], w[1], off + i);
 	}
-	c->h += sum;
+	return sum;
+}
+
+void ea_csum_update(struct ea_csum *c, uint64_t off, const void *buf, size_t n)
+{
+	c->h += rl_csum_terms(off, buf, n);
 }
 
 uint64_t ea_csum_final(const struct ea_csum *c)

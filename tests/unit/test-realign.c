@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "extalign/realign.h"
+#include "../../lib/realign-internal.h"
 #include "run-suite.h"
 
 START_TEST(test_leftover_roundtrip)
@@ -157,6 +158,23 @@ START_TEST(test_ratelimit_large)
 }
 END_TEST
 
+/* Summed through rl_csum_start()/rl_csum_wait(), two jobs in flight. */
+static uint64_t csum_async(const unsigned char *buf, size_t n, size_t chunk)
+{
+	struct rl_csum_job j[2] = { { 0 }, { 0 } };
+	struct ea_csum c;
+	unsigned k = 0;
+
+	ea_csum_init(&c);
+	for (size_t off = 0; off < n; off += chunk, k ^= 1) {
+		rl_csum_wait(&j[k], &c);
+		rl_csum_start(&j[k], buf + off, n - off < chunk ? n - off : chunk, off);
+	}
+	rl_csum_wait(&j[0], &c);
+	rl_csum_wait(&j[1], &c);
+	return ea_csum_final(&c);
+}
+
 static uint64_t csum_of(const unsigned char *buf, size_t n, size_t chunk)
 {
 	struct ea_csum c;
@@ -225,6 +243,35 @@ START_TEST(test_csum)
 	ck_assert_uint_ne(ea_csum_final(&c), 0);
 	free(a);
 	free(b);
+}
+END_TEST
+
+/*
+ * The copy and the verification sum chunks of 1 MiB and more on a second
+ * thread, smaller ones at once: either way every chunk counts, and a
+ * change in any of them (the last, short one too) shows.
+ */
+START_TEST(test_csum_async)
+{
+	enum { MIB = 1 << 20, N = 3 * 4 * MIB + 4096 + 48 };
+	unsigned char *a = malloc(N);
+	uint64_t h;
+
+	ck_assert_ptr_nonnull(a);
+	srand(2);
+	for (size_t i = 0; i < N; i++)
+		a[i] = (unsigned char)rand();
+	h = csum_of(a, N, N);
+	ck_assert_uint_eq(csum_async(a, N, 4 * MIB), h);   /* threads */
+	ck_assert_uint_eq(csum_async(a, N, 64 * 1024), h); /* at once */
+	for (size_t pos = 1; pos < N; pos += 4 * MIB - 1) {
+		a[pos] ^= 0x10;
+		ck_assert_uint_ne(csum_async(a, N, 4 * MIB), h);
+		a[pos] ^= 0x10;
+	}
+	a[N - 1] ^= 1;
+	ck_assert_uint_ne(csum_async(a, N, 4 * MIB), h);
+	free(a);
 }
 END_TEST
 
@@ -467,6 +514,7 @@ int main(void)
 	tcase_add_test(tc, test_ratelimit_burst_cap);
 	tcase_add_test(tc, test_ratelimit_large);
 	tcase_add_test(tc, test_csum);
+	tcase_add_test(tc, test_csum_async);
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_bad_opts);
 	tcase_add_test(tc, test_cleanup);
