@@ -47,10 +47,7 @@ RUN=$KB/qemu-run
 LOGS=$KB/logs
 MEM=${QEMU_MEM:-2048}
 TOOLS=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
-SUITE=bookworm
-MIRRORS=("deb http://deb.debian.org/debian $SUITE main"
-	 "deb http://deb.debian.org/debian $SUITE-updates main"
-	 "deb http://deb.debian.org/debian-security $SUITE-security main")
+. "$TOP/scripts/debian-root.bash"
 # What the guest runs besides the minimal root: modprobe, dmsetup,
 # xfs_io, python3, setfacl and attr (the tests), gcc, libc6-dev and xz (the crash test
 # builds its tools in the guest from the fstests tarball), and the libraries the programs of the
@@ -133,24 +130,15 @@ timer_end packages
 echo "== root image"
 timer_start
 mkdir -p "$CACHE"
-key=$(printf '%s\n' "$SUITE" minbase "${MIRRORS[@]}" "${GUEST_PACKAGES[@]}" | sha256sum | cut -c1-12)
-base=$CACHE/$SUITE-qemu-$key.tar
-if [ ! -s "$base" ]; then
-	echo "making the guest root $base (cached for later runs)"
-	rm -f "$base.new.tar"
-	if ! mmdebstrap --quiet --variant=minbase \
-		--include="$(IFS=,; echo "${GUEST_PACKAGES[*]}")" \
-		"$SUITE" "$base.new.tar" "${MIRRORS[@]}" >"$LOGS/mmdebstrap.log" 2>&1; then
-		if grep -q -e 'Temporary failure resolving' -e 'Could not connect' \
-			-e 'Failed to fetch' "$LOGS/mmdebstrap.log"; then
-			report SKIP root/mmdebstrap "no Debian mirror reachable"
-		else
-			report FAIL root/mmdebstrap
-			show_log "$LOGS/mmdebstrap.log" 20
-		fi
-		finish
-	fi
-	mv -f "$base.new.tar" "$base"
+rc=0
+base=$(debian_root qemu "$LOGS/mmdebstrap.log" "${GUEST_PACKAGES[@]}") || rc=$?
+if [ "$rc" = 77 ]; then
+	report SKIP root/mmdebstrap "no Debian mirror reachable"
+	finish
+elif [ "$rc" != 0 ]; then
+	report FAIL root/mmdebstrap
+	show_log "$LOGS/mmdebstrap.log" 20
+	finish
 fi
 init_key=$(sha256sum <"$TOP/tests/kernel/qemu-init.sh" | cut -c1-12)
 # The series' e2fsprogs, newest build of each package.
@@ -162,9 +150,9 @@ for p in e2fsprogs libext2fs2t64 libcom-err2 libss2 logsave; do
 done
 [ ${#e2debs[@]} = 5 ] || e2debs=()
 init_key+=-$(cat "${e2debs[@]}" </dev/null | sha256sum | cut -c1-8)
-root_img=$CACHE/$SUITE-qemu-$key-$init_key.img
+root_img=${base%.tar}-$init_key.img
 if [ ! -s "$root_img" ]; then
-	rm -f "$CACHE/$SUITE-qemu-$key"-*.img
+	rm -f "${base%.tar}"-*.img
 	dir=$(mktemp -d "$RUN/root.XXXXXX")
 	tar -C "$dir" -xf "$base"
 	install -m 755 "$TOP/tests/kernel/qemu-init.sh" "$dir/sbin/extalign-qemu-init"

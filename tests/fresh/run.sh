@@ -28,12 +28,9 @@ shopt -s inherit_errexit
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${EXTALIGN_FRESH_CACHE:-/var/tmp/extalign-fresh}
-SUITE=bookworm
-MIRRORS=("deb http://deb.debian.org/debian $SUITE main"
-	 "deb http://deb.debian.org/debian $SUITE-updates main"
-	 "deb http://deb.debian.org/debian-security $SUITE-security main")
-# The smallest root apt works in: Essential and required packages and apt.
-VARIANT=minbase
+# The smallest root apt works in (minbase: Essential and required packages
+# and apt), cached by debian_root.
+. "$TOP/scripts/debian-root.bash"
 # The sections scripts/demo.sh prints on every kernel.
 SECTIONS=("XFS (stripe-aligned" "A database directory on XFS" "set refuses it"
 	  "Bad input changes nothing" "ext4 on this kernel" "== Done")
@@ -51,23 +48,15 @@ phase_start=$SECONDS
 phase() { echo "time $1: $((SECONDS - phase_start))s"; phase_start=$SECONDS; }
 
 mkdir -p "$CACHE/archives/partial"
-# The options are part of the name: changing them makes a new base root.
-key=$(printf '%s\n' "$SUITE" "$VARIANT" "${MIRRORS[@]}" | sha256sum | cut -c1-12)
-base=$CACHE/$SUITE-$VARIANT-$key.tar
-[ "$refresh" = 1 ] && rm -f "$base"
-if [ ! -s "$base" ]; then
-	echo "making the base root $base (cached for later runs)"
-	# mmdebstrap picks the output format by the name's extension.
-	rm -f "$base.new.tar"
-	mmdebstrap --quiet --variant="$VARIANT" "$SUITE" "$base.new.tar" "${MIRRORS[@]}" >"$CACHE/mmdebstrap.log" 2>&1 || {
-		tail -20 "$CACHE/mmdebstrap.log"
-		grep -q -e 'Temporary failure resolving' -e 'Could not connect' -e 'Failed to fetch' \
-			"$CACHE/mmdebstrap.log" && skip "no Debian mirror reachable"
-		fail "mmdebstrap"
-	}
-	mv -f "$base.new.tar" "$base"
-	phase mmdebstrap
+[ "$refresh" = 1 ] && rm -f "$CACHE/$DEBIAN_SUITE-minbase-"*.tar
+rc=0
+base=$(debian_root minbase "$CACHE/mmdebstrap.log") || rc=$?
+if [ "$rc" != 0 ]; then
+	tail -20 "$CACHE/mmdebstrap.log"
+	[ "$rc" = 77 ] && skip "no Debian mirror reachable"
+	fail "mmdebstrap"
 fi
+phase mmdebstrap
 
 R=$(mktemp -d "$CACHE/root.XXXXXX")
 cleanup() {

@@ -44,10 +44,7 @@ E2B=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}
 RUN=$KB/system-run
 MEM=${QEMU_MEM:-2048}
 CUTS=20
-SUITE=bookworm
-MIRRORS=("deb http://deb.debian.org/debian $SUITE main"
-	 "deb http://deb.debian.org/debian $SUITE-updates main"
-	 "deb http://deb.debian.org/debian-security $SUITE-security main")
+. "$TOP/scripts/debian-root.bash"
 # systemd as init, what the test does (mkfs, xfs_io, python3 for the load)
 # and the run-time dependencies of our packages, so that apt can install ours
 # with no network.
@@ -152,23 +149,15 @@ timer_end packages
 echo "== root image"
 timer_start
 mkdir -p "$CACHE"
-key=$(printf '%s\n' "$SUITE" minbase "${MIRRORS[@]}" "${ROOT_PACKAGES[@]}" | sha256sum | cut -c1-12)
-base=$CACHE/$SUITE-system-$key.tar
-if [ ! -s "$base" ]; then
-	echo "making the guest root $base (cached for later runs)"
-	if ! mmdebstrap --quiet --variant=minbase --include="$(IFS=,; echo "${ROOT_PACKAGES[*]}")" \
-		"$SUITE" "$base.new.tar" "${MIRRORS[@]}" >"$LOGS/mmdebstrap.log" 2>&1; then
-		rm -f "$base.new.tar"
-		if grep -q -e 'Temporary failure resolving' -e 'Could not connect' -e 'Failed to fetch' \
-			"$LOGS/mmdebstrap.log"; then
-			report SKIP root/mmdebstrap "no Debian mirror reachable"
-		else
-			report FAIL root/mmdebstrap
-			show_log "$LOGS/mmdebstrap.log" 20
-		fi
-		finish
-	fi
-	mv -f "$base.new.tar" "$base"
+rc=0
+base=$(debian_root system "$LOGS/mmdebstrap.log" "${ROOT_PACKAGES[@]}") || rc=$?
+if [ "$rc" = 77 ]; then
+	report SKIP root/mmdebstrap "no Debian mirror reachable"
+	finish
+elif [ "$rc" != 0 ]; then
+	report FAIL root/mmdebstrap
+	show_log "$LOGS/mmdebstrap.log" 20
+	finish
 fi
 R=$RUN/root
 mkdir -p "$R"
