@@ -598,10 +598,13 @@ static int run(struct daemon *d)
 {
 	for (;;) {
 		struct epoll_event evs[8];
+		bool fan_read = false;
 		int n;
 
 		arm_timer(d);
-		n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs), -1);
+		/* Records already read are work to do: only look, do not sleep. */
+		n = epoll_wait(d->epoll_fd, evs, (int)ARRAY_SIZE(evs),
+			       watch_backlog_pending(&d->watch) ? 0 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -614,6 +617,7 @@ static int run(struct daemon *d)
 			switch (evs[i].data.u64) {
 			case EV_FANOTIFY:
 				r = watch_fanotify_read(&d->watch);
+				fan_read = true;
 				break;
 			case EV_INOTIFY:
 				r = watch_inotify_read(&d->watch);
@@ -626,6 +630,14 @@ static int run(struct daemon *d)
 					return 0;
 				break;
 			}
+			if (r < 0)
+				report_error(&d->report, EA_STAT_FAIL_WATCH, NULL, 0, NULL, r,
+					     "reading events failed");
+		}
+		/* The kernel's queue may be empty while ours is not. */
+		if (!fan_read && watch_backlog_pending(&d->watch)) {
+			int r = watch_fanotify_read(&d->watch);
+
 			if (r < 0)
 				report_error(&d->report, EA_STAT_FAIL_WATCH, NULL, 0, NULL, r,
 					     "reading events failed");

@@ -29,8 +29,15 @@
 
 #define FAN_EVENTS (FAN_CREATE | FAN_MOVED_TO | FAN_ONDIR)
 #define IN_EVENTS  (IN_CREATE | IN_MOVED_TO | IN_EXCL_UNLINK)
-/* Reads of up to 64 KiB per wake-up (a few thousand events). */
+/* inotify: reads of up to 64 KiB per wake-up (a few thousand events). */
 #define READ_BURST 8
+/*
+ * fanotify: records handled between two reads of the kernel's queue, and
+ * batches per wake-up.  A batch of 128 new files takes a few milliseconds,
+ * in which no writer makes anywhere near the queue's 16384 events.
+ */
+#define FAN_BATCH   128
+#define FAN_BATCHES 64
 /* How long an event's directory and its path are kept at most. */
 #define DIR_CACHE_USEC 1000000ULL
 
@@ -315,6 +322,7 @@ void watch_teardown(struct watch *w)
 	free(w->iwatches);
 	w->iwatches = NULL;
 	w->n_iwatches = 0;
+	fan_backlog_free(&w->backlog);
 	/* Opened by backend_init(); proc_fd belongs to main, which opened it. */
 	closep(&w->fan_fd);
 	closep(&w->ino_fd);
@@ -411,54 +419,46 @@ static void fan_one(struct watch *w, const struct fan_event *ev)
 		 dir->handle_len ? dir->id : 0);
 }
 
-/* The records of one read from the fanotify descriptor. */
-static void fan_records(struct watch *w, const unsigned char *buf, size_t len)
+/* Up to FAN_BATCH records from the front of the backlog. */
+static void fan_batch(struct watch *w)
 {
-	const void *p = buf;
 	struct fan_event ev;
-	int r;
+	const void *p;
+	size_t len, left;
+	int r = 0;
 
+	fan_backlog_peek(&w->backlog, &p, &len);
 	if (w->last_dir.path && now_usec(CLOCK_MONOTONIC) - w->last_dir.usec > DIR_CACHE_USEC)
 		dir_forget(w);
-	while ((r = fan_event_next(&p, &len, &ev)) > 0)
+	left = len;
+	for (int k = 0; k < FAN_BATCH && (r = fan_event_next(&p, &left, &ev)) > 0; k++)
 		fan_one(w, &ev);
 	if (r < 0) {
 		/* Cannot happen with a sane kernel; recover what we lost. */
 		report_log(w->report, LOG_ERR, "malformed fanotify record, rescanning");
 		overflow(w);
+		left = 0;
 	}
-}
-
-/*
- * Read fd and hand each read's records to fn, for a bounded burst, then
- * back to epoll (level-triggered, so the rest comes next round): a storm
- * must not delay SIGTERM or the watchdog.
- */
-static int read_burst(struct watch *w, int fd,
-		      void (*fn)(struct watch *w, const unsigned char *buf, size_t len))
-{
-	/* Aligned for the structs the records of either backend start with. */
-	_Alignas(struct fanotify_event_metadata) _Alignas(
-		struct inotify_event) unsigned char buf[65536];
-
-	for (int burst = 0; burst < READ_BURST; burst++) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n < 0) {
-			if (errno == EAGAIN)
-				return 0;
-			if (errno == EINTR)
-				continue;
-			return negative_errno();
-		}
-		fn(w, buf, (size_t)n);
-	}
-	return 0;
+	fan_backlog_consumed(&w->backlog, len - left);
 }
 
 int watch_fanotify_read(struct watch *w)
 {
-	return read_burst(w, w->fan_fd, fan_records);
+	for (int batch = 0; batch < FAN_BATCHES; batch++) {
+		int r = fan_backlog_fill(&w->backlog, w->fan_fd);
+
+		if (r < 0)
+			return r;
+		if (!watch_backlog_pending(w))
+			break;
+		fan_batch(w);
+	}
+	return 0;
+}
+
+bool watch_backlog_pending(const struct watch *w)
+{
+	return w->backlog.tail > w->backlog.head;
 }
 
 /* ---- inotify -------------------------------------------------------------- */
@@ -563,7 +563,25 @@ static void ino_records(struct watch *w, const unsigned char *buf, size_t len)
 	}
 }
 
+/*
+ * A bounded burst of reads, then back to epoll (level-triggered, so the
+ * rest comes next round): a storm must not delay SIGTERM or the watchdog.
+ */
 int watch_inotify_read(struct watch *w)
 {
-	return read_burst(w, w->ino_fd, ino_records);
+	_Alignas(struct inotify_event) unsigned char buf[65536];
+
+	for (int burst = 0; burst < READ_BURST; burst++) {
+		ssize_t n = read(w->ino_fd, buf, sizeof(buf));
+
+		if (n < 0) {
+			if (errno == EAGAIN)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		ino_records(w, buf, (size_t)n);
+	}
+	return 0;
 }

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "extalign/policy.h"
+#include "fan-backlog.h"
 #include "util.h"
 
 /* A filesystem holding at least one watched tree. */
@@ -76,6 +77,7 @@ struct watch {
 	int proc_fd; /* /proc/self/fd, main's; -1: paths */
 	struct dir_cache last_dir;
 	uint64_t dir_ids;
+	struct fan_backlog backlog; /* fanotify records read, not yet handled */
 
 	struct fsmark *marks;
 	size_t n_marks;
@@ -97,7 +99,12 @@ int watch_setup(struct watch *w);
 void watch_teardown(struct watch *w);
 /* After a reload: drop the marks of filesystems no rule needs any more. */
 void watch_prune(struct watch *w);
+/*
+ * Read what the kernel has queued into the backlog and handle a bounded
+ * part of it; call it again while watch_backlog_pending().
+ */
 int watch_fanotify_read(struct watch *w);
+bool watch_backlog_pending(const struct watch *w);
 int watch_inotify_read(struct watch *w);
 const struct fsmark *watch_find_dev(const struct watch *w, dev_t dev);
 /* inotify: watch one directory (the callers walk trees); 0 with fanotify. */
