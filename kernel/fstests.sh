@@ -29,6 +29,12 @@
 #                   a test that passed there and does not here is a
 #                   regression
 #   --record FILE   write this run's results to FILE (a baseline)
+#   --disks KIND    the guest's disks: scsi_debug (default; RAM-backed,
+#                   4 KiB sectors, atomic writes of 4 to 64 KiB, 512 MiB
+#                   each) or ubd (sparse files of FSTESTS_DISK_GB, default
+#                   10, 512-byte sectors, no atomic writes: what the tests
+#                   that want large disks or 1 KiB blocks need; the group
+#                   runs use it)
 #   --no-build      boot the kernel already built in the build directory
 #                   as it is (no prepare.sh, no make)
 #   --build-only    build the kernel and the tools, run nothing (then
@@ -55,6 +61,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BASE=0
 FORCEALIGN=0
+DISKS=scsi_debug
 BASELINE=
 RECORD=
 BUILD_KERNEL=1
@@ -76,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--forcealign) FORCEALIGN=1 ;;
 	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
 	--record) RECORD=$(readlink -m "${2:?--record FILE}"); shift ;;
+	--disks) DISKS=${2:?--disks scsi_debug|ubd}; shift ;;
 	--no-build) BUILD_KERNEL=0 ;;
 	--build-only) BUILD_ONLY=1 ;;
 	-h | --help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//p}' "$0"; exit 0 ;;
@@ -85,6 +93,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ ${#ARGS[@]} -gt 0 ] || [ ${#GROUPS_[@]} -gt 0 ] || ARGS=(atomic)
+case $DISKS in
+scsi_debug | ubd) ;;
+*) echo "fstests.sh: --disks wants scsi_debug or ubd, not '$DISKS'" >&2; exit 2 ;;
+esac
 if [ -n "$SHARD" ]; then
 	if ! [[ $SHARD =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] || [ "${BASH_REMATCH[1]}" -gt "${BASH_REMATCH[2]}" ]; then
 		echo "fstests.sh: --shard wants K/N with 1 <= K <= N, not '$SHARD'" >&2
@@ -225,7 +237,7 @@ passed=0 failed=0 notrun=0 xfailed=0 not_forcealign=0 slices_run=0
 # kernel/fstests/expected does not skip), print a line per test and
 # append "NAME STATUS REASON" lines to $OUT/summary.final and $ALL.
 run_slice() {
-	local label=$1 t uml_rc
+	local label=$1 t uml_rc disk_args mem
 	shift
 	local slice=("$@") run_tests=()
 	for t in "${slice[@]}"; do
@@ -243,23 +255,42 @@ run_slice() {
 		e2=()
 		e2bin=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}/bin
 		[ -x "$e2bin/e2fsck" ] && e2=(EXTALIGN_E2FSPROGS="$e2bin")
-		# Three scsi_debug hosts with a store each: TEST_DEV, SCRATCH_DEV
-		# and LOGWRITES_DEV (dm log-writes tests).  UML keeps its memory
-		# (which holds the stores) in a file under TMPDIR.  scsi_debug
-		# completes each command after one jiffy by default, 10 ms at
-		# this kernel's HZ=100: the guest then mostly waits (ext4/062
-		# took 768 s of which 76 s CPU).  delay=-1 completes it from a
-		# workqueue instead, still after queuecommand returns, so I/O
-		# stays asynchronous.
+		if [ "$DISKS" = ubd ]; then
+			# Three sparse files, new for each slice (what a test
+			# wrote goes with them): TEST_DEV, SCRATCH_DEV and
+			# LOGWRITES_DEV.  No scsi_debug disk at all (built in, it
+			# would add one of 8 MiB).
+			local d
+			disk_args=(scsi_debug.add_host=0)
+			for d in 0 1 2; do
+				rm -f "$RUN/disk$d.img"
+				truncate -s "${FSTESTS_DISK_GB:-10}G" "$RUN/disk$d.img"
+				disk_args+=("ubd$d=$RUN/disk$d.img")
+			done
+			mem=${FSTESTS_MEM:-1G}
+		else
+			# Three scsi_debug hosts with a store each: TEST_DEV,
+			# SCRATCH_DEV and LOGWRITES_DEV (dm log-writes tests).
+			# UML keeps its memory (which holds the stores) in a file
+			# under TMPDIR.  scsi_debug completes each command after
+			# one jiffy by default, 10 ms at this kernel's HZ=100: the
+			# guest then mostly waits (ext4/062 took 768 s of which
+			# 76 s CPU).  delay=-1 completes it from a workqueue
+			# instead, still after queuecommand returns, so I/O stays
+			# asynchronous.
+			disk_args=(scsi_debug.add_host=3 scsi_debug.per_host_store=1
+				   scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-512}"
+				   scsi_debug.sector_size=4096
+				   scsi_debug.delay="${FSTESTS_DISK_DELAY:--1}"
+				   scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16
+				   scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1)
+			mem=${FSTESTS_MEM:-3G}
+		fi
 		TMPDIR=$RUN timeout "${FSTESTS_TIMEOUT:-5400}" "$BUILD/linux" \
-			mem="${FSTESTS_MEM:-3G}" \
+			mem="$mem" \
 			root=/dev/root rootfstype=hostfs rootflags=/ rw \
 			init="$HERE/fstests/init.sh" \
-			scsi_debug.add_host=3 scsi_debug.per_host_store=1 \
-			scsi_debug.dev_size_mb="${FSTESTS_DISK_MB:-512}" scsi_debug.sector_size=4096 \
-			scsi_debug.delay="${FSTESTS_DISK_DELAY:--1}" \
-			scsi_debug.atomic_wr=1 scsi_debug.atomic_wr_max_length=16 \
-			scsi_debug.atomic_wr_gran=1 scsi_debug.atomic_wr_align=1 \
+			"${disk_args[@]}" FSTESTS_DISKS="$DISKS" \
 			EXTALIGN_OUT="$OUT" FSTESTS_DIR="$TOOLS/xfstests" FSTESTS_BIN="$TOOLS/bin" \
 			FSTESTS_TESTS_FILE="$OUT/tests" FSTESTS_FORCEALIGN=$FORCEALIGN \
 			FSTESTS_TEST_TIMEOUT="${FSTESTS_TEST_TIMEOUT:-900}" \
@@ -363,7 +394,7 @@ if [ -n "$SHARD$SHARDS" ]; then
 		t_slice=$(date +%s)
 		run_slice "slice $k/$n" "${slice[@]}"
 		{
-			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches"
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches, $DISKS disks"
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"

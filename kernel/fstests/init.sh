@@ -1,11 +1,13 @@
 #!/bin/bash
 # PID 1 of the UML guest kernel/fstests.sh boots: run fstests' ./check on
-# the two scsi_debug disks (TEST_DEV, SCRATCH_DEV) and power off.
+# the disks kernel/fstests.sh gave (TEST_DEV, SCRATCH_DEV, LOGWRITES_DEV)
+# and power off.
 #
 # From the kernel command line (NAME=value reaches init's environment):
 #   EXTALIGN_OUT       result directory on the host (hostfs)
 #   FSTESTS_DIR        the built fstests tree
 #   FSTESTS_BIN        directory with fio and xfs_io, first in PATH
+#   FSTESTS_DISKS      scsi_debug (default) or ubd
 #   FSTESTS_TESTS_FILE the tests to run, one per line (generic/765, ...)
 #   FSTESTS_FORCEALIGN 1: every mount of the scratch filesystem gives its
 #                      root an inherited extsize + forcealign (mount-hook.sh)
@@ -30,12 +32,19 @@ mkdir -p /run/fstests/bin
 ln -sf "$HERE/udevadm-shim.sh" /run/fstests/bin/udevadm
 export PATH=/run/fstests/bin:$FSTESTS_BIN:$PATH
 
-# The two scsi_debug disks, one per host (per_host_store: separate data).
-mapfile -t disks < <(for b in /sys/block/sd*; do
-	grep -qs scsi_debug "$b/device/model" && echo "/dev/${b##*/}"
-done | sort)
+# The disks kernel/fstests.sh gave (FSTESTS_DISKS): the scsi_debug ones,
+# one per host (per_host_store: separate data), or the ubd files.
+if [ "${FSTESTS_DISKS:-scsi_debug}" = ubd ]; then
+	mapfile -t disks < <(for b in /sys/block/ubd*; do
+		[ -e "$b" ] && echo "/dev/${b##*/}"
+	done | sort)
+else
+	mapfile -t disks < <(for b in /sys/block/sd*; do
+		grep -qs scsi_debug "$b/device/model" && echo "/dev/${b##*/}"
+	done | sort)
+fi
 if [ ${#disks[@]} -lt 2 ]; then
-	echo "fstests-init: want two scsi_debug disks, have: ${disks[*]}"
+	echo "fstests-init: want two ${FSTESTS_DISKS:-scsi_debug} disks, have: ${disks[*]}"
 	echo "done" >"$OUT/done"
 	guest_poweroff
 fi
