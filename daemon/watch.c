@@ -452,6 +452,10 @@ int watch_fanotify_read(struct watch *w)
 		if (!watch_backlog_pending(w))
 			break;
 		fan_batch(w);
+		/* All handled: epoll says when there is more (level-triggered),
+		 * so a lone event costs no read that finds nothing. */
+		if (!watch_backlog_pending(w))
+			break;
 	}
 	return 0;
 }
