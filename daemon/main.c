@@ -598,7 +598,7 @@ static int run(struct daemon *d)
 {
 	for (;;) {
 		struct epoll_event evs[8];
-		bool fan_read = false;
+		bool fan_ready = false;
 		int n;
 
 		arm_timer(d);
@@ -616,8 +616,7 @@ static int run(struct daemon *d)
 
 			switch (evs[i].data.u64) {
 			case EV_FANOTIFY:
-				r = watch_fanotify_read(&d->watch);
-				fan_read = true;
+				fan_ready = true; /* read below, with the backlog */
 				break;
 			case EV_INOTIFY:
 				r = watch_inotify_read(&d->watch);
@@ -634,8 +633,9 @@ static int run(struct daemon *d)
 				report_error(&d->report, EA_STAT_FAIL_WATCH, NULL, 0, NULL, r,
 					     "reading events failed");
 		}
-		/* The kernel's queue may be empty while ours is not. */
-		if (!fan_read && watch_backlog_pending(&d->watch)) {
+		/* New events, or records read before and not handled yet (the
+		 * kernel's queue may be empty while ours is not). */
+		if (fan_ready || watch_backlog_pending(&d->watch)) {
 			int r = watch_fanotify_read(&d->watch);
 
 			if (r < 0)
