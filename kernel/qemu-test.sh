@@ -42,7 +42,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 export EXTALIGN_KBUILD=$KB
-CACHE=${EXTALIGN_FRESH_CACHE:-/var/tmp/extalign-fresh}
 RUN=$KB/qemu-run
 LOGS=$KB/logs
 MEM=${QEMU_MEM:-2048}
@@ -129,17 +128,9 @@ timer_end packages
 # an ext4 image of it with the guest's PID 1, made again when that changes.
 echo "== root image"
 timer_start
-mkdir -p "$CACHE"
 rc=0
 base=$(debian_root qemu "$LOGS/mmdebstrap.log" "${GUEST_PACKAGES[@]}") || rc=$?
-if [ "$rc" = 77 ]; then
-	report SKIP root/mmdebstrap "no Debian mirror reachable"
-	finish
-elif [ "$rc" != 0 ]; then
-	report FAIL root/mmdebstrap
-	show_log "$LOGS/mmdebstrap.log" 20
-	finish
-fi
+report_root "$rc" "$LOGS/mmdebstrap.log" || finish
 init_key=$(sha256sum <"$TOP/tests/kernel/qemu-init.sh" | cut -c1-12)
 # The series' e2fsprogs, newest build of each package.
 E2B=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}

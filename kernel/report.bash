@@ -18,6 +18,19 @@ show_log() { # LOG [LINES]
 	sed 's/^/    /' "$1" | tail -n "${2:-30}"
 }
 
+# report_root RC LOG: what debian_root (scripts/debian-root.bash) returned,
+# as the root/mmdebstrap step: nothing on 0, SKIP on 77 (no Debian mirror
+# reachable), FAIL with the log's tail otherwise.  Returns RC.
+report_root() {
+	case $1 in
+	0) ;;
+	77) report SKIP root/mmdebstrap "no Debian mirror reachable" ;;
+	*) report FAIL root/mmdebstrap
+	   show_log "$2" 20 ;;
+	esac
+	return "$1"
+}
+
 t_start=0
 timer_start() { t_start=$(date +%s); }
 timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }

@@ -39,7 +39,6 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/../.." && pwd)
 KB=${EXTALIGN_KBUILD:-/var/tmp/extalign-kernel}
 export EXTALIGN_KBUILD=$KB
-CACHE=${EXTALIGN_FRESH_CACHE:-/var/tmp/extalign-fresh}
 E2B=${EXTALIGN_E2BUILD:-/var/tmp/extalign-e2fsprogs}
 RUN=$KB/system-run
 MEM=${QEMU_MEM:-2048}
@@ -148,17 +147,9 @@ timer_end packages
 # ---- 2. the root --------------------------------------------------------------
 echo "== root image"
 timer_start
-mkdir -p "$CACHE"
 rc=0
 base=$(debian_root system "$LOGS/mmdebstrap.log" "${ROOT_PACKAGES[@]}") || rc=$?
-if [ "$rc" = 77 ]; then
-	report SKIP root/mmdebstrap "no Debian mirror reachable"
-	finish
-elif [ "$rc" != 0 ]; then
-	report FAIL root/mmdebstrap
-	show_log "$LOGS/mmdebstrap.log" 20
-	finish
-fi
+report_root "$rc" "$LOGS/mmdebstrap.log" || finish
 R=$RUN/root
 mkdir -p "$R"
 tar -C "$R" -xf "$base"
