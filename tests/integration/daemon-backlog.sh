@@ -8,19 +8,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
 
-Q=/proc/sys/fs/fanotify/max_queued_events
-[ -w "$Q" ] || skip "cannot set $Q"
-old_q=$(cat "$Q")
-trap 'echo "$old_q" >"$Q"; daemon_cleanup; cleanup' EXIT
+need_fanotify_queue
 
 N=40000
 daemon_xfs ev
 conf_rule ev 128k inherit=no >"$CONF"
 
-# The queue size is read when the group is made, at the daemon's start.
-echo "${BACKLOG_Q:-4096}" >"$Q"
-start_daemon "$CONF"
-echo "$old_q" >"$Q"
+start_daemon_queue "${BACKLOG_Q:-4096}" "$CONF"
 
 mkdir "$M/ev/storm"
 # Four creators at once, no fork per file: together they create files

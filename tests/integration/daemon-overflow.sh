@@ -5,19 +5,13 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon.bash"
 
-Q=/proc/sys/fs/fanotify/max_queued_events
-[ -w "$Q" ] || skip "cannot set $Q"
-old_q=$(cat "$Q")
-trap 'echo "$old_q" >"$Q"; daemon_cleanup; cleanup' EXIT
+need_fanotify_queue
 
 daemon_xfs ev
 # inherit = no: the kernel does not help, every file needs the daemon.
 conf_rule ev 128k inherit=no >"$CONF"
 
-# The queue size is read when the group is made, at the daemon's start.
-echo 64 >"$Q"
-start_daemon "$CONF"
-echo "$old_q" >"$Q"
+start_daemon_queue 64 "$CONF"
 
 kill -STOP "$DAEMON_PID"
 for i in $(seq 1 500); do : >"$M/ev/f.$i"; done

@@ -55,6 +55,26 @@ daemon_cleanup() {
 }
 trap 'daemon_cleanup; cleanup' EXIT
 
+# need_fanotify_queue: skip unless the test may size fanotify's event queue
+# (start_daemon_queue); the system's size is put back at exit.
+FAN_QUEUE=/proc/sys/fs/fanotify/max_queued_events
+need_fanotify_queue() {
+	[ -w "$FAN_QUEUE" ] || skip "cannot set $FAN_QUEUE"
+	FAN_QUEUE_OLD=$(cat "$FAN_QUEUE")
+	trap 'echo "$FAN_QUEUE_OLD" >"$FAN_QUEUE"; daemon_cleanup; cleanup' EXIT
+}
+
+# start_daemon_queue N CONF [EXTRA ARGS...]: start_daemon with a fanotify
+# queue of N events.  The kernel reads the size when the daemon makes its
+# group, so the system's size is back right after the start.
+start_daemon_queue() {
+	local n=$1
+	shift
+	echo "$n" >"$FAN_QUEUE"
+	start_daemon "$@"
+	echo "$FAN_QUEUE_OLD" >"$FAN_QUEUE"
+}
+
 # wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds.
 wait_until() {
 	local limit=$(($1 * 20)) i=0

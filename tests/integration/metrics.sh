@@ -14,10 +14,7 @@ rc=0
 grep -q "unknown format 'bogus'" "$WORK/err" || fail "--format=bogus: no message: $(cat "$WORK/err")"
 [ ! -s "$WORK/out" ] || fail "--format=bogus printed something on stdout"
 
-Q=/proc/sys/fs/fanotify/max_queued_events
-[ -w "$Q" ] || skip "cannot set $Q"
-old_q=$(cat "$Q")
-trap 'echo "$old_q" >"$Q"; daemon_cleanup; cleanup' EXIT
+need_fanotify_queue
 
 M=$(mkfs_mount xfs 300)
 E=$(mkfs_mount ext4 64)
@@ -68,12 +65,9 @@ extsize = 64k
 inherit = no
 CONF
 
-# A small fanotify queue, read when the daemon makes its group: a storm
-# later overflows it.
-echo 64 >"$Q"
+# A small fanotify queue: a storm later overflows it.
 t0=$(date +%s)
-start_daemon "$CONF"
-echo "$old_q" >"$Q"
+start_daemon_queue 64 "$CONF"
 wait_until 5 grep -q 'STATUS=running' "$NLOG" || fail "daemon not running"
 
 # metric FILE NAME{LABELS}: the value of one sample in a file of exposition text.
