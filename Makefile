@@ -156,10 +156,12 @@ FSTESTS_SHARDS ?= 24
 FSTESTS_RESULTS = kernel/fstests/results
 .PHONY: check-fstests-quick fstests-quick-baseline
 check-fstests-quick:
+	scripts/install-deps.sh kernel fstests fstests-group
 	kernel/fstests.sh -g quick --disks ubd --shards $(FSTESTS_SHARDS) \
 		--results $(FSTESTS_RESULTS)/quick-plain.series.results \
 		$(if $(wildcard kernel/fstests/quick.baseline),--baseline kernel/fstests/quick.baseline)
 fstests-quick-baseline:
+	scripts/install-deps.sh kernel fstests fstests-group
 	kernel/fstests.sh --base -g quick --disks ubd --shards $(FSTESTS_SHARDS) \
 		--results $(FSTESTS_RESULTS)/quick-plain.base.results \
 		--record kernel/fstests/quick.baseline
