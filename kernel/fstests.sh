@@ -18,13 +18,18 @@
 #   --results FILE  with --shard or --shards, where each slice's results
 #                   are appended when it ends (default
 #                   $EXTALIGN_KBUILD/results/LABEL-MODE.results; LABEL
-#                   is the lists, tests and groups joined by '+'); a
+#                   is the lists, tests and groups joined by '+', MODE
+#                   plain or forcealign, and -mkfs_OPTIONS with --mkfs); a
 #                   slice already there is not run again (keep N the
 #                   same for one file)
 #   --base          the unpatched 6.12 tree (an empty series) in its own
 #                   build directory, ${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
 #   --forcealign    the scratch root carries an inherited extsize
 #                   (FSTESTS_EXTSIZE, default 16384) with forcealign
+#   --mkfs OPTIONS  mkfs.ext4 options for both filesystems (fstests'
+#                   MKFS_OPTIONS), a second configuration: "-b 1024",
+#                   "-O bigalloc -C 65536"; the slice lines and the
+#                   record name them
 #   --baseline FILE compare with a recorded run (kernel/fstests/*.baseline):
 #                   a test that passed there and does not here is a
 #                   regression
@@ -64,6 +69,7 @@ FORCEALIGN=0
 DISKS=scsi_debug
 BASELINE=
 RECORD=
+MKFS_OPTS=
 BUILD_KERNEL=1
 BUILD_ONLY=0
 ARGS=()
@@ -83,6 +89,7 @@ while [ $# -gt 0 ]; do
 	--forcealign) FORCEALIGN=1 ;;
 	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
 	--record) RECORD=$(readlink -m "${2:?--record FILE}"); shift ;;
+	--mkfs) MKFS_OPTS=${2?--mkfs OPTIONS}; shift ;;
 	--disks) DISKS=${2:?--disks scsi_debug|ubd}; shift ;;
 	--no-build) BUILD_KERNEL=0 ;;
 	--build-only) BUILD_ONLY=1 ;;
@@ -250,6 +257,8 @@ run_slice() {
 		# The list goes through a file: a group's slice would not fit
 		# on the kernel command line.
 		printf '%s\n' "${run_tests[@]}" >"$OUT/tests"
+		# The mkfs options too: a kernel parameter ends at a space.
+		[ -z "$MKFS_OPTS" ] || printf '%s\n' "$MKFS_OPTS" >"$OUT/mkfs-options"
 		# The series' e2fsprogs (e2fsprogs/check.sh) when built: fstests'
 		# fsck after each test runs its e2fsck.
 		e2=()
@@ -376,7 +385,8 @@ report_slice() {
 if [ -n "$SHARD$SHARDS" ]; then
 	parts=("${ARGS[@]}" "${GROUPS_[@]}")
 	label=$(IFS=+; echo "${parts[*]}" | tr '/' '_')
-	RESULTS=${RESULTS:-$KB/results/$label-$MODE.results}
+	config=$MODE${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
+	RESULTS=${RESULTS:-$KB/results/$label-$config.results}
 	mkdir -p "$(dirname "$RESULTS")"
 	if [ -n "$SHARD" ]; then
 		k_list=("${SHARD%/*}") n=${SHARD#*/}
@@ -394,7 +404,7 @@ if [ -n "$SHARD$SHARDS" ]; then
 		t_slice=$(date +%s)
 		run_slice "slice $k/$n" "${slice[@]}"
 		{
-			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches, $DISKS disks"
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches, $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"
@@ -422,7 +432,7 @@ if [ -n "$RECORD" ] && [ -n "$SHARD$SHARDS" ] && [ "$(grep -c "^# slice [0-9]*/$
 	echo "not recorded in $RECORD yet: $(grep -c "^# slice [0-9]*/$n " "$RESULTS") of $n slices are in $RESULTS (run again to go on)"
 elif [ -n "$RECORD" ]; then
 	{
-		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
+		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
 		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
 		if [ -n "$SHARD$SHARDS" ]; then
 			grep -v '^#' "$RESULTS"

@@ -79,7 +79,12 @@ for p in "${keep[@]}"; do
 		fi ;;
 	esac
 done
-mkfs.ext4 -q -F "${disks[0]}" || echo "fstests-init: mkfs.ext4 ${disks[0]} failed"
+# A second configuration (kernel/fstests.sh --mkfs): fstests makes the
+# scratch filesystems with MKFS_OPTIONS, the test filesystem is made here.
+mkfs_options=
+[ -f "$OUT/mkfs-options" ] && mkfs_options=$(cat "$OUT/mkfs-options")
+# shellcheck disable=SC2086
+mkfs.ext4 -q -F $mkfs_options "${disks[0]}" || echo "fstests-init: mkfs.ext4 ${disks[0]} failed"
 
 config=$M/local.config
 cat >"$config" <<EOF
@@ -90,6 +95,7 @@ export SCRATCH_DEV=${disks[1]}
 export SCRATCH_MNT=$M/scratch
 export RESULT_BASE=$OUT/results
 EOF
+[ -z "$mkfs_options" ] || echo "export MKFS_OPTIONS=\"$mkfs_options\"" >>"$config"
 # A third disk, when kernel/fstests.sh gave one: the dm log-writes tests'
 # log device (they are NOTRUN without it).
 if [ ${#disks[@]} -ge 3 ]; then
