@@ -279,6 +279,7 @@ static int state_write(struct daemon *d)
 	if (d->state_dir_fd < 0 && !(d->policy && d->policy->daemon.metrics_file))
 		return 0;
 	memcpy(s.counters, d->report.counters, sizeof(s.counters));
+	s.counters[EA_CNT_BACKLOG_PEAK] = d->watch.backlog.peak;
 	s.config = strdup(d->config ? d->config : EA_POLICY_CONF);
 	s.watcher = strdup(watcher_name(d));
 	s.phase = strdup(d->phase);

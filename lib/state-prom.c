@@ -222,6 +222,10 @@ int ea_state_write_prometheus(FILE *f, const struct ea_state *s, bool running,
 		    c[EA_CNT_OVERFLOWS]);
 	put_counter(f, "extalign_rescans_total", "Trees walked after an overflow or a move.",
 		    c[EA_CNT_RESCANS]);
+	put_family(f, "extalign_event_backlog_peak_bytes", "gauge",
+		   "Most bytes of fanotify records read ahead of the hinting at once; near "
+		   "32 MiB, storms outrun the daemon and the kernel's queue overflows next.");
+	fprintf(f, "extalign_event_backlog_peak_bytes %" PRIu64 "\n", c[EA_CNT_BACKLOG_PEAK]);
 	put_counter(f, "extalign_reloads_total", "Configurations swapped in on reload.",
 		    c[EA_CNT_RELOADS]);
 	put_counter(f, "extalign_reload_failures_total",

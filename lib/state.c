@@ -27,6 +27,7 @@ static const char *const counter_names[_EA_CNT_MAX] = {
 	[EA_CNT_JOBS_DONE] = "jobs_done",
 	[EA_CNT_JOBS_FAILED] = "jobs_failed",
 	[EA_CNT_BYTES_REALIGNED] = "bytes_realigned",
+	[EA_CNT_BACKLOG_PEAK] = "backlog_peak_bytes",
 };
 
 /* ea_state_counter_name() and ea_state_counter_from_name() */

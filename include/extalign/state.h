@@ -56,6 +56,9 @@ enum ea_state_counter {
 	EA_CNT_JOBS_DONE,	/* realignment jobs that finished */
 	EA_CNT_JOBS_FAILED,	/* realignment jobs that failed */
 	EA_CNT_BYTES_REALIGNED, /* data bytes the finished jobs rewrote */
+	/* Not a sum: the most bytes of fanotify records read ahead of the
+	 * hinting at once (daemon/fan-backlog.c), against its 32 MiB bound. */
+	EA_CNT_BACKLOG_PEAK,
 	_EA_CNT_MAX,
 };
 

@@ -36,6 +36,12 @@ for i in $(seq 1 500 "$N"); do
 	extsize_is "$M/ev/storm/f.$i" 131072 || missing=$((missing + 1))
 done
 [ "$missing" = 0 ] || fail "$missing of $(((N + 499) / 500)) sampled files without the hint"
-echo "$N files hinted, overflows $(counter overflows), rescans $(counter rescans)"
+# What the daemon held at once is reported, within the bound.
+peak=$(counter backlog_peak_bytes)
+[ "$peak" -gt 0 ] && [ "$peak" -le $((32 << 20)) ] ||
+	fail "backlog peak $peak bytes: not reported, or over the 32 MiB bound"
+"$EXTALIGN" status --state-dir "$RUNDIR" | grep -q 'read ahead at most [0-9.]* of 32 MiB' ||
+	fail "extalign status does not show the backlog peak"
+echo "$N files hinted, overflows $(counter overflows), rescans $(counter rescans), backlog peak $peak bytes"
 stop_daemon
 echo ok

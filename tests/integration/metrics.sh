@@ -196,6 +196,9 @@ v=$(metric "$WORK/status.prom" extalign_event_overflows_total)
 [ "$v" -ge 1 ] || fail "overflows: $v"
 v=$(metric "$WORK/status.prom" extalign_rescans_total)
 [ "$v" -ge 1 ] || fail "rescans: $v"
+# The queue the daemon found when it went on was read ahead at once.
+v=$(metric "$WORK/status.prom" extalign_event_backlog_peak_bytes)
+[ "$v" -gt 0 ] || fail "backlog peak: $v"
 is "extalign_files_hinted_total{$(lab storm "$mx"),by=\"event\"}" 300
 
 # The daemon's metrics file: there, valid, and the same counters.
