@@ -129,6 +129,10 @@ LOGS=$KB/logs
 mkdir -p "$LOGS"
 
 die() { echo "fstests.sh: $*" >&2; exit 2; }
+# With --list, stdout is the tests alone (for wc -l, a loop): what the
+# build steps say goes to stderr, the list to fd 3.
+exec 3>&1
+[ $LIST_ONLY = 0 ] || exec 1>&2
 t0=$(date +%s)
 step() { echo "  time $1: $(($(date +%s) - t0))s"; t0=$(date +%s); }
 
@@ -209,9 +213,9 @@ slice_of() { # K N: prints the slice's tests
 }
 if [ $LIST_ONLY = 1 ]; then
 	if [ -n "$SHARD" ]; then
-		slice_of "${SHARD%/*}" "${SHARD#*/}"
+		slice_of "${SHARD%/*}" "${SHARD#*/}" >&3
 	else
-		printf '%s\n' "${tests[@]}"
+		printf '%s\n' "${tests[@]}" >&3
 	fi
 	exit 0
 fi
