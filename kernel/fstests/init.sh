@@ -57,6 +57,33 @@ done
 M=/run/fstests
 mkdir -p "$M/test" "$M/scratch"
 
+# fstests' users and groups (fsgqa, fsgqa2, 123456-fsgqa: about 50 tests
+# of the quick group are NOTRUN without them), in the guest only: its root
+# is the host's, so copies of the account files with them added are bound
+# over the host's, which stay as they were.  Each user has a group of its
+# name, ids above any the host uses.
+add_fstests_accounts() {
+	local f id name
+	mkdir -p "$M/etc"
+	for f in passwd group shadow; do
+		cp "/etc/$f" "$M/etc/$f" || return
+	done
+	id=$(awk -F: '$3 >= 1000 && $3 < 60000 && $3 > max { max = $3 }
+		END { print (max > 2000 ? max : 2000) + 1 }' /etc/passwd /etc/group)
+	for name in fsgqa fsgqa2 123456-fsgqa; do
+		mkdir -p "$M/home/$name"
+		chown "$id:$id" "$M/home/$name"
+		echo "$name:x:$id:$id:fstests:$M/home/$name:/bin/bash" >>"$M/etc/passwd"
+		echo "$name:x:$id:" >>"$M/etc/group"
+		echo "$name:!:20000:0:99999:7:::" >>"$M/etc/shadow"
+		id=$((id + 1))
+	done
+	for f in passwd group shadow; do
+		mount --bind "$M/etc/$f" "/etc/$f" || return
+	done
+}
+add_fstests_accounts || echo "fstests-init: the fsgqa users could not be added"
+
 # fstests keeps its temporary files in /tmp/$$, and the guest's /tmp is
 # the host's, where another guest's fstests has the same small PIDs: give
 # this guest a /tmp of its own, with the host's paths under /tmp that the
