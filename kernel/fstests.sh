@@ -224,6 +224,8 @@ fi
 # whose failure is by design (xfail) in a mode, with the reason printed.
 MODE=plain
 [ $FORCEALIGN = 1 ] && MODE=forcealign
+# The configuration's name: the mode, and the mkfs options if any.
+config=$MODE${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
 EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
 declare -A skip_reason xfail_reason
 if [ -f "$EXPECTED" ]; then
@@ -236,7 +238,9 @@ if [ -f "$EXPECTED" ]; then
 		esac
 	done < <(sed 's/#.*//' "$EXPECTED" | awk 'NF')
 fi
-RUN=${EXTALIGN_RUN:-$KB/run-fstests}
+# One run directory a configuration: a plain and a forcealign run of one
+# kernel can go at once.
+RUN=${EXTALIGN_RUN:-$KB/run-fstests-$config}
 OUT=$RUN/out
 mkdir -p "$RUN"
 # What this invocation ran, every slice: the baseline comparison reads it.
@@ -389,7 +393,6 @@ report_slice() {
 if [ -n "$SHARD$SHARDS" ]; then
 	parts=("${ARGS[@]}" "${GROUPS_[@]}")
 	label=$(IFS=+; echo "${parts[*]}" | tr '/' '_')
-	config=$MODE${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
 	RESULTS=${RESULTS:-$KB/results/$label-$config.results}
 	mkdir -p "$(dirname "$RESULTS")"
 	if [ -n "$SHARD" ]; then
