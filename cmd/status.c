@@ -232,11 +232,10 @@ static void print_text(const struct ea_state *s, bool alive)
 	       " skipped (symlinks, hard links, ...)\n",
 	       c[EA_CNT_UNSUPPORTED], c[EA_CNT_ERRORS], c[EA_CNT_SKIPPED]);
 	print_unsupported(s);
-	/* The backlog's bound is the daemon's FAN_BACKLOG_MAX. */
 	printf("events:    %" PRIu64 ", %" PRIu64 " overflows, %" PRIu64
-	       " rescans; read ahead at most %.1f of 32 MiB\n",
+	       " rescans; read ahead at most %.1f of %u MiB\n",
 	       c[EA_CNT_EVENTS], c[EA_CNT_OVERFLOWS], c[EA_CNT_RESCANS],
-	       c[EA_CNT_BACKLOG_PEAK] / 1048576.0);
+	       c[EA_CNT_BACKLOG_PEAK] / 1048576.0, EA_BACKLOG_MAX >> 20);
 	printf("reloads:   %" PRIu64 " (%" PRIu64 " refused)%s\n", c[EA_CNT_RELOADS],
 	       c[EA_CNT_RELOAD_FAILURES],
 	       s->last_reload && !strcmp(s->last_reload, "refused")

@@ -30,7 +30,7 @@
 
 static size_t limit(const struct fan_backlog *b)
 {
-	return b->max ? b->max : FAN_BACKLOG_MAX;
+	return b->max ? b->max : EA_BACKLOG_MAX;
 }
 
 /* Room for one more read at the tail: false when the backlog is full. */

@@ -9,14 +9,13 @@
 
 #include <stddef.h>
 
-/* The bytes a backlog may hold by default: about 400,000 creates. */
-#define FAN_BACKLOG_MAX (32U << 20)
+#include "extalign/state.h" /* EA_BACKLOG_MAX, the default bound */
 
 struct fan_backlog {
 	unsigned char *buf;
 	size_t head, tail; /* the unhandled records are buf[head, tail) */
 	size_t cap;
-	size_t max;  /* at most this many bytes; 0 means FAN_BACKLOG_MAX */
+	size_t max;  /* at most this many bytes; 0 means EA_BACKLOG_MAX */
 	size_t peak; /* the most unhandled bytes held at once */
 };
 

@@ -38,6 +38,12 @@
 #define EA_STATE_VERSION 1
 #define EA_STATE_DIR	 "/run/extalign"
 #define EA_STATE_FILE	 "state"
+/*
+ * The most bytes of fanotify records extalignd reads ahead of its hinting
+ * (daemon/fan-backlog.c): about 400,000 creates.  EA_CNT_BACKLOG_PEAK is
+ * measured against it.
+ */
+#define EA_BACKLOG_MAX (32U << 20)
 
 enum ea_state_counter {
 	EA_CNT_EVENTS,		/* filesystem events read */
@@ -57,7 +63,7 @@ enum ea_state_counter {
 	EA_CNT_JOBS_FAILED,	/* realignment jobs that failed */
 	EA_CNT_BYTES_REALIGNED, /* data bytes the finished jobs rewrote */
 	/* Not a sum: the most bytes of fanotify records read ahead of the
-	 * hinting at once (daemon/fan-backlog.c), against its 32 MiB bound. */
+	 * hinting at once, at most EA_BACKLOG_MAX. */
 	EA_CNT_BACKLOG_PEAK,
 	_EA_CNT_MAX,
 };
