@@ -157,25 +157,20 @@ FSTESTS_SHARDS ?= 24
 # 900: some of the group's tests fork thousands of processes, each costly
 # in UML (generic/037 took 660 s).
 FSTESTS_RESULTS = kernel/fstests/results
-.PHONY: check-fstests-quick check-fstests-quick-forcealign fstests-quick-baseline
-check-fstests-quick:
+FSTESTS_QUICK = FSTESTS_TEST_TIMEOUT=$${FSTESTS_TEST_TIMEOUT:-1800} \
+	kernel/fstests.sh -g quick --disks ubd --shards $(FSTESTS_SHARDS)
+.PHONY: check-fstests-quick check-fstests-quick-forcealign fstests-quick-baseline fstests-group-deps
+fstests-group-deps:
 	scripts/install-deps.sh kernel fstests fstests-group
-	FSTESTS_TEST_TIMEOUT=$${FSTESTS_TEST_TIMEOUT:-1800} \
-	kernel/fstests.sh -g quick --disks ubd --shards $(FSTESTS_SHARDS) \
-		--results $(FSTESTS_RESULTS)/quick-plain.series.results \
+check-fstests-quick: fstests-group-deps
+	$(FSTESTS_QUICK) --results $(FSTESTS_RESULTS)/quick-plain.series.results \
 		$(if $(wildcard kernel/fstests/quick.baseline),--baseline kernel/fstests/quick.baseline)
 # The same on a forcealign scratch root (issue 31's third item): every test
 # passes, is NOTRUN for a reason or is an XFAIL of kernel/fstests/expected.
-check-fstests-quick-forcealign:
-	scripts/install-deps.sh kernel fstests fstests-group
-	FSTESTS_TEST_TIMEOUT=$${FSTESTS_TEST_TIMEOUT:-1800} \
-	kernel/fstests.sh --forcealign -g quick --disks ubd --shards $(FSTESTS_SHARDS) \
-		--results $(FSTESTS_RESULTS)/quick-forcealign.series.results
-fstests-quick-baseline:
-	scripts/install-deps.sh kernel fstests fstests-group
-	FSTESTS_TEST_TIMEOUT=$${FSTESTS_TEST_TIMEOUT:-1800} \
-	kernel/fstests.sh --base -g quick --disks ubd --shards $(FSTESTS_SHARDS) \
-		--results $(FSTESTS_RESULTS)/quick-plain.base.results \
+check-fstests-quick-forcealign: fstests-group-deps
+	$(FSTESTS_QUICK) --forcealign --results $(FSTESTS_RESULTS)/quick-forcealign.series.results
+fstests-quick-baseline: fstests-group-deps
+	$(FSTESTS_QUICK) --base --results $(FSTESTS_RESULTS)/quick-plain.base.results \
 		--record kernel/fstests/quick.baseline
 
 # The series as an installable kernel package (kernel/deb.sh --small),
