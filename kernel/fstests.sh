@@ -24,7 +24,7 @@
 #                   same for one file)
 #   --base          the unpatched 6.12 tree (an empty series) in its own
 #                   build directory, ${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
-#   --forcealign    the scratch root carries an inherited extsize
+#   --forcealign    the scratch and test roots carry an inherited extsize
 #                   (FSTESTS_EXTSIZE, default 16384) with forcealign
 #   --mkfs OPTIONS  mkfs.ext4 options for both filesystems (fstests'
 #                   MKFS_OPTIONS), a second configuration: "-b 1024",
@@ -260,7 +260,7 @@ run_slice() {
 	done
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
-	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch root')"
+	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch and test roots')"
 	if [ ${#run_tests[@]} -gt 0 ]; then
 		# The list goes through a file: a group's slice would not fit
 		# on the kernel command line.
@@ -331,19 +331,26 @@ report_slice() {
 	"$HERE/fstests/report.py" "$OUT" "$@" >"$OUT/summary" ||
 		die "cannot read the report"
 	# With --forcealign: how many of each test's scratch mounts the hook
-	# marked, and why it could not mark the others (kernel/fstests/
-	# mount-hook.sh's log).  A test passes on a forcealign root only if
-	# every scratch mount it made was marked; one that passed otherwise
-	# says so and is counted apart.
-	local -A hook_marked=() hook_failed=() hook_why=()
+	# marked, and why it could not mark the others, and whether the test
+	# filesystem's root was still marked when ./check mounted it again
+	# after the test (kernel/fstests/mount-hook.sh's log).  A test passes
+	# on a forcealign root only if every scratch mount it made was marked,
+	# or it made none and the test root kept its mark; one that passed
+	# otherwise says so and is counted apart.
+	local -A hook_marked=() hook_failed=() hook_why=() test_kept=() test_lost=()
 	if [ $FORCEALIGN = 1 ] && [ -f "$OUT/mount-hook.log" ]; then
-		while read -r _ t what rest; do
-			if [ "$what" = marked ] && [[ $rest == *xflags=0x101000* ]]; then
-				hook_marked[$t]=$((${hook_marked[$t]:-0} + 1))
-			else
-				hook_failed[$t]=$((${hook_failed[$t]:-0} + 1))
-				hook_why[$t]=$(echo "${rest#*: }" | sed 's/ *$//')
-			fi
+		while read -r _ t what target rest; do
+			case $what:$target in
+			test-kept:*) test_kept[$t]=1 ;;
+			test-lost:*) test_lost[$t]=1 ;;
+			*:*/scratch | *:*/scratch:) # marked, or failed (target:)
+				if [ "$what" = marked ] && [[ $rest == *xflags=0x101000* ]]; then
+					hook_marked[$t]=$((${hook_marked[$t]:-0} + 1))
+				else
+					hook_failed[$t]=$((${hook_failed[$t]:-0} + 1))
+					hook_why[$t]=$(echo "$rest" | sed 's/ *$//')
+				fi ;;
+			esac
 		done < <(grep '^hook: ' "$OUT/mount-hook.log")
 	fi
 	# Tests the harness skipped get their reason from kernel/fstests/
@@ -362,13 +369,17 @@ report_slice() {
 			esac
 		fi
 		marked=${hook_marked[$name]:-0} unmarked=${hook_failed[$name]:-0}
-		if [ $FORCEALIGN = 1 ] && [ "$status" = PASS ] && { [ "$unmarked" != 0 ] || [ "$marked" = 0 ]; }; then
-			if [ "$marked$unmarked" = 00 ]; then
-				reason="${reason:+$reason; }not forcealign: it mounted no scratch filesystem"
-			else
+		if [ $FORCEALIGN = 1 ] && [ "$status" = PASS ]; then
+			if [ "$marked$unmarked" = 00 ] && [ -n "${test_kept[$name]:-}" ] &&
+				[ -z "${test_lost[$name]:-}" ]; then
+				reason="${reason:+$reason; }forcealign test filesystem, no scratch mount"
+			elif [ "$marked$unmarked" = 00 ]; then
+				reason="${reason:+$reason; }not forcealign: it mounted no scratch filesystem, and the test filesystem's root $([ -n "${test_lost[$name]:-}" ] && echo "lost its mark" || echo "was not mounted again after it")"
+				not_forcealign=$((not_forcealign + 1))
+			elif [ "$unmarked" != 0 ]; then
 				reason="${reason:+$reason; }not forcealign: $marked of $((marked + unmarked)) scratch mounts forcealign, the hook could not mark the others (${hook_why[$name]})"
+				not_forcealign=$((not_forcealign + 1))
 			fi
-			not_forcealign=$((not_forcealign + 1))
 		fi
 		echo "$name $status $reason" >>"$OUT/summary.final"
 		echo "$status $name${reason:+ ($reason)}"
@@ -383,7 +394,7 @@ report_slice() {
 		esac
 	done <"$OUT/summary"
 	[ -f "$OUT/mount-hook.log" ] &&
-		echo "forcealign hook: $(grep -c '^hook: [^ ]* marked .*xflags=0x101000' "$OUT/mount-hook.log") scratch mounts marked, $(grep -c '^hook: [^ ]* failed' "$OUT/mount-hook.log") failed"
+		echo "forcealign hook: $(grep -c '^hook: [^ ]* marked [^ ]*/scratch xflags=0x101000' "$OUT/mount-hook.log") scratch mounts marked, $(grep -c '^hook: [^ ]* failed [^ ]*/scratch' "$OUT/mount-hook.log") failed; the test root kept its mark through $(grep -v '^hook: unknown ' "$OUT/mount-hook.log" | grep -c '^hook: [^ ]* test-kept ') tests, lost it in $(grep -c '^hook: [^ ]* test-lost ' "$OUT/mount-hook.log")"
 	touch "$OUT/summary.final"
 	cat "$OUT/summary.final" >>"$ALL"
 }

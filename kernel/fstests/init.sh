@@ -9,8 +9,9 @@
 #   FSTESTS_BIN        directory with fio and xfs_io, first in PATH
 #   FSTESTS_DISKS      scsi_debug (default) or ubd
 #   FSTESTS_TESTS_FILE the tests to run, one per line (generic/765, ...)
-#   FSTESTS_FORCEALIGN 1: every mount of the scratch filesystem gives its
-#                      root an inherited extsize + forcealign (mount-hook.sh)
+#   FSTESTS_FORCEALIGN 1: every mount of the scratch and the test
+#                      filesystem gives its root an inherited extsize +
+#                      forcealign (mount-hook.sh)
 #   FSTESTS_EXTSIZE    that extsize in bytes (default 16384)
 #   FSTESTS_TEST_TIMEOUT  seconds one test may run (default 900), then a
 #                      watchdog kills it
@@ -130,11 +131,12 @@ if [ ${#disks[@]} -ge 3 ]; then
 fi
 if [ "${FSTESTS_FORCEALIGN:-0}" = 1 ]; then
 	# fstests takes mount from MOUNT_PROG: the hook mounts, then marks
-	# the scratch root.
+	# the scratch or test root.
 	cat >>"$config" <<EOF
 export MOUNT_PROG=$HERE/mount-hook.sh
 export HOOK_MOUNT=$(type -P mount)
 export HOOK_SCRATCH_MNT=$M/scratch
+export HOOK_TEST_MNT=$M/test
 export HOOK_EXTSIZE=${FSTESTS_EXTSIZE:-16384}
 export HOOK_KTOOL=$KTOOL
 export HOOK_LOG=$OUT/mount-hook.log
