@@ -35,16 +35,23 @@ t_start=0
 timer_start() { t_start=$(date +%s); }
 timer_end() { echo "  time $1: $(($(date +%s) - t_start))s"; }
 
-# report_kunit_boot CONSOLE: the KUnit suites built into the kernel ran at
-# boot; their KTAP lines may follow a console timestamp (QEMU) or not (UML).
+# report_kunit_boot CONSOLE: the KUnit suites built into the kernel
+# (CONFIG_EXT4_KUNIT_TESTS=y in both configurations) ran at boot; their
+# KTAP lines may follow a console timestamp (QEMU) or not (UML).  Suites
+# are KTAP's top level, test cases the next.  A console with no suite
+# at all fails: the kernel was built with them.
 report_kunit_boot() {
-	local ktap='^(\[ *[0-9.]+\] )?'
+	local ktap='^(\[ *[0-9.]+\] )?' suites cases
 
+	suites=$(grep -E "${ktap}ok [0-9]+ " "$1" | sed -E "s/${ktap}ok [0-9]+ //" | tr '\n' ' ')
+	cases=$(grep -cE "${ktap}    ok [0-9]" "$1")
 	if grep -qE "${ktap}not ok [0-9]" "$1"; then
 		report FAIL kunit/boot "$(grep -cE "${ktap}not ok [0-9]" "$1") suites failed"
 		grep -E "${ktap} *not ok" "$1" | sed 's/^/    /'
-	elif grep -qE "${ktap}ok [0-9]" "$1"; then
-		report PASS kunit/boot "$(grep -cE "${ktap}ok [0-9]" "$1") suites at boot"
+	elif [ -z "$suites" ]; then
+		report FAIL kunit/boot "no KUnit suite ran at boot (CONFIG_EXT4_KUNIT_TESTS?)"
+	else
+		report PASS kunit/boot "$cases test cases in ${suites% } at boot"
 	fi
 }
 
