@@ -165,7 +165,7 @@ fstests-group-deps:
 check-fstests-quick: fstests-group-deps
 	$(FSTESTS_QUICK) --results $(FSTESTS_RESULTS)/quick-plain.series.results \
 		$(if $(wildcard kernel/fstests/quick.baseline),--baseline kernel/fstests/quick.baseline)
-# The same on a forcealign scratch and test root (issue 31's third item): every test
+# The same on a forcealign scratch root (issue 31's third item): every test
 # passes, is NOTRUN for a reason or is an XFAIL of kernel/fstests/expected.
 check-fstests-quick-forcealign: fstests-group-deps
 	$(FSTESTS_QUICK) --forcealign --results $(FSTESTS_RESULTS)/quick-forcealign.series.results

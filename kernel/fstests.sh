@@ -24,8 +24,13 @@
 #                   same for one file)
 #   --base          the unpatched 6.12 tree (an empty series) in its own
 #                   build directory, ${EXTALIGN_KBUILD_BASE:-/var/tmp/extalign-kernel-base}
-#   --forcealign    the scratch and test roots carry an inherited extsize
+#   --forcealign    the scratch root carries an inherited extsize
 #                   (FSTESTS_EXTSIZE, default 16384) with forcealign
+#   --forcealign-test  the test filesystem's root too: for the tests that
+#                   work in TEST_DIR only (generic/001 to 016); the feature
+#                   probes of the others (_require_xfs_io_command fpunch
+#                   punches one block in TEST_DIR) are then refused, and
+#                   those tests NOTRUN
 #   --mkfs OPTIONS  mkfs.ext4 options for both filesystems (fstests'
 #                   MKFS_OPTIONS), a second configuration: "-b 1024",
 #                   "-O bigalloc -C 65536"; the slice lines and the
@@ -87,6 +92,7 @@ while [ $# -gt 0 ]; do
 	--list) LIST_ONLY=1 ;;
 	--base) BASE=1 ;;
 	--forcealign) FORCEALIGN=1 ;;
+	--forcealign-test) FORCEALIGN=2 ;;
 	--baseline) BASELINE=$(readlink -f "${2:?--baseline FILE}"); shift ;;
 	--record) RECORD=$(readlink -m "${2:?--record FILE}"); shift ;;
 	--mkfs) MKFS_OPTS=${2?--mkfs OPTIONS}; shift ;;
@@ -223,9 +229,10 @@ fi
 # kernel/fstests/expected: tests this harness does not run (skip) or
 # whose failure is by design (xfail) in a mode, with the reason printed.
 MODE=plain
-[ $FORCEALIGN = 1 ] && MODE=forcealign
-# The configuration's name: the mode, and the mkfs options if any.
-config=$MODE${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
+[ $FORCEALIGN != 0 ] && MODE=forcealign
+# The configuration's name: the mode (forcealign-test with the test root
+# marked too), and the mkfs options if any.
+config=$MODE$([ $FORCEALIGN = 2 ] && echo -test)${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
 EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
 declare -A skip_reason xfail_reason
 if [ -f "$EXPECTED" ]; then
@@ -260,7 +267,7 @@ run_slice() {
 	done
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
-	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests$([ $FORCEALIGN = 1 ] && echo ', forcealign scratch and test roots')"
+	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests$(case $FORCEALIGN in 1) echo ', forcealign scratch root' ;; 2) echo ', forcealign scratch and test roots' ;; esac)"
 	if [ ${#run_tests[@]} -gt 0 ]; then
 		# The list goes through a file: a group's slice would not fit
 		# on the kernel command line.
@@ -338,7 +345,7 @@ report_slice() {
 	# or it made none and the test root kept its mark; one that passed
 	# otherwise says so and is counted apart.
 	local -A hook_marked=() hook_failed=() hook_why=() test_kept=() test_lost=()
-	if [ $FORCEALIGN = 1 ] && [ -f "$OUT/mount-hook.log" ]; then
+	if [ $FORCEALIGN != 0 ] && [ -f "$OUT/mount-hook.log" ]; then
 		while read -r _ t what target rest; do
 			case $what:$target in
 			test-kept:*) test_kept[$t]=1 ;;
@@ -369,7 +376,7 @@ report_slice() {
 			esac
 		fi
 		marked=${hook_marked[$name]:-0} unmarked=${hook_failed[$name]:-0}
-		if [ $FORCEALIGN = 1 ] && [ "$status" = PASS ]; then
+		if [ $FORCEALIGN != 0 ] && [ "$status" = PASS ]; then
 			if [ "$marked$unmarked" = 00 ] && [ -n "${test_kept[$name]:-}" ] &&
 				[ -z "${test_lost[$name]:-}" ]; then
 				reason="${reason:+$reason; }forcealign test filesystem, no scratch mount"
@@ -444,13 +451,13 @@ if [ -n "$SHARD$SHARDS" ]; then
 else
 	run_slice "" "${tests[@]}"
 fi
-echo "$passed passed$([ $FORCEALIGN = 1 ] && echo " ($((passed - not_forcealign)) on a forcealign root)"), $failed failed, $xfailed failed by design, $notrun notrun$([ $slices_run = 0 ] || echo " (last results in $OUT)")"
+echo "$passed passed$([ $FORCEALIGN != 0 ] && echo " ($((passed - not_forcealign)) on a forcealign root)"), $failed failed, $xfailed failed by design, $notrun notrun$([ $slices_run = 0 ] || echo " (last results in $OUT)")"
 
 if [ -n "$RECORD" ] && [ -n "$SHARD$SHARDS" ] && [ "$(grep -c "^# slice [0-9]*/$n " "$RESULTS")" != "$n" ]; then
 	echo "not recorded in $RECORD yet: $(grep -c "^# slice [0-9]*/$n " "$RESULTS") of $n slices are in $RESULTS (run again to go on)"
 elif [ -n "$RECORD" ]; then
 	{
-		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$([ $FORCEALIGN = 1 ] && echo '--forcealign ')${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
+		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$(case $FORCEALIGN in 1) echo '--forcealign ' ;; 2) echo '--forcealign-test ' ;; esac)${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
 		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
 		if [ -n "$SHARD$SHARDS" ]; then
 			grep -v '^#' "$RESULTS"

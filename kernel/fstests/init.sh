@@ -9,9 +9,9 @@
 #   FSTESTS_BIN        directory with fio and xfs_io, first in PATH
 #   FSTESTS_DISKS      scsi_debug (default) or ubd
 #   FSTESTS_TESTS_FILE the tests to run, one per line (generic/765, ...)
-#   FSTESTS_FORCEALIGN 1: every mount of the scratch and the test
-#                      filesystem gives its root an inherited extsize +
-#                      forcealign (mount-hook.sh)
+#   FSTESTS_FORCEALIGN 1: every mount of the scratch filesystem gives its
+#                      root an inherited extsize + forcealign (mount-hook.sh);
+#                      2: of the test filesystem too
 #   FSTESTS_EXTSIZE    that extsize in bytes (default 16384)
 #   FSTESTS_TEST_TIMEOUT  seconds one test may run (default 900), then a
 #                      watchdog kills it
@@ -129,18 +129,18 @@ EOF
 if [ ${#disks[@]} -ge 3 ]; then
 	echo "export LOGWRITES_DEV=${disks[2]}" >>"$config"
 fi
-if [ "${FSTESTS_FORCEALIGN:-0}" = 1 ]; then
+if [ "${FSTESTS_FORCEALIGN:-0}" != 0 ]; then
 	# fstests takes mount from MOUNT_PROG: the hook mounts, then marks
-	# the scratch or test root.
+	# the scratch root (and with 2 the test root).
 	cat >>"$config" <<EOF
 export MOUNT_PROG=$HERE/mount-hook.sh
 export HOOK_MOUNT=$(type -P mount)
 export HOOK_SCRATCH_MNT=$M/scratch
-export HOOK_TEST_MNT=$M/test
 export HOOK_EXTSIZE=${FSTESTS_EXTSIZE:-16384}
 export HOOK_KTOOL=$KTOOL
 export HOOK_LOG=$OUT/mount-hook.log
 EOF
+	[ "$FSTESTS_FORCEALIGN" != 2 ] || echo "export HOOK_TEST_MNT=$M/test" >>"$config"
 fi
 echo "fstests-init: local.config:"
 cat "$config"

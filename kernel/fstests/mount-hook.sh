@@ -1,6 +1,7 @@
 #!/bin/bash
 # fstests' MOUNT_PROG when kernel/fstests.sh runs with --forcealign: mount,
-# and when the scratch or the test filesystem went up read-write, give its
+# and when the scratch filesystem (or with --forcealign-test, HOOK_TEST_MNT
+# set, the test filesystem) went up read-write, give its
 # root an inherited extent size hint with forcealign (FS_XFLAG_EXTSZINHERIT
 # | FS_XFLAG_FORCEALIGN), so that every file a test creates there is a
 # forcealign file.  Each application is logged to HOOK_LOG with the test
@@ -24,7 +25,8 @@ for a in "$@"; do
 	case $prev in -o) [[ ,$a, == *,remount,* ]] && remount=1
 			  [[ ,$a, == *,ro,* ]] && ro=1 ;;
 	esac
-	case $a in "$HOOK_SCRATCH_MNT" | "$HOOK_TEST_MNT") target=$a ;; esac
+	[ "$a" != "$HOOK_SCRATCH_MNT" ] || target=$a
+	[ -z "${HOOK_TEST_MNT:-}" ] || [ "$a" != "$HOOK_TEST_MNT" ] || target=$a
 	prev=$a
 done
 if [ -z "$target" ] || [ $remount = 1 ] || [ $ro = 1 ] ||
@@ -33,7 +35,7 @@ if [ -z "$target" ] || [ $remount = 1 ] || [ $ro = 1 ] ||
 fi
 EXTSZINHERIT=0x1000 FORCEALIGN=0x100000
 test=${seqnum:-unknown}
-if [ "$target" = "$HOOK_TEST_MNT" ]; then
+if [ "$target" = "${HOOK_TEST_MNT:-}" ]; then
 	before=$("$HOOK_KTOOL" getx "$target" 2>&1)
 	if [[ $before == *"xflags=0x101000 extsize=$HOOK_EXTSIZE" ]]; then
 		echo "hook: $test test-kept $target $before" >>"$HOOK_LOG"
