@@ -20,16 +20,16 @@ failures=() skips=()
 LOG=$TOP/build/test-logs
 mkdir -p "$LOG"
 
-record() { # name rc logfile
-	local name=$1 rc=$2 log=$3 reason
+record() { # name rc logfile [seconds]
+	local name=$1 rc=$2 log=$3 took=${4:+ (${4}s)} reason
 	case $rc in
-	0) pass=$((pass + 1)); echo "PASS $name" ;;
+	0) pass=$((pass + 1)); echo "PASS $name$took" ;;
 	77) skipped=$((skipped + 1))
 	    reason=$(grep -m1 '^SKIP:' "$log" | sed 's/^SKIP: *//')
 	    skips+=("$name: ${reason:-no reason given}")
 	    echo "SKIP $name (${reason:-no reason given})" ;;
 	*) failed=$((failed + 1)); failures+=("$name")
-	   echo "FAIL $name (exit $rc), log:"; sed 's/^/    /' "$log" | tail -40 ;;
+	   echo "FAIL $name (exit $rc${4:+, ${4}s}), log:"; sed 's/^/    /' "$log" | tail -40 ;;
 	esac
 }
 
@@ -50,13 +50,15 @@ run_unit() {
 	done
 }
 
-# run_integration_test FILE: one integration test, recorded by its name.
+# run_integration_test FILE: one integration test, recorded by its name
+# with the seconds it took (the suite is most of a CI run's userspace
+# time, and this is where its slow tests show).
 run_integration_test() {
-	local name rc
+	local name rc start=$SECONDS
 	name=integration/$(basename "$1" .sh)
 	timeout 600 bash "$1" >"$LOG/${name//\//_}.log" 2>&1
 	rc=$?
-	record "$name" "$rc" "$LOG/${name//\//_}.log"
+	record "$name" "$rc" "$LOG/${name//\//_}.log" $((SECONDS - start))
 }
 
 # The demo on the patched kernel needs the kernel that the kernel suite
