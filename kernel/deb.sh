@@ -12,6 +12,11 @@
 #                    series.  A full build: hours on 2 cores.
 #           --small  the small QEMU test kernel kernel/qemu-test.sh boots:
 #                    x86_64_defconfig + kvm_guest.config + kernel/qemu.config
+#           --server Debian's configuration trimmed to what a server keeps
+#                    (make localyesconfig against kernel/server.modules):
+#                    Debian's built-in options, those modules built in,
+#                    scsi_debug a module; it boots in QEMU without an
+#                    initramfs (kernel/qemu-test.sh --debs)
 #           FILE     any .config (xz-compressed or not)
 #
 # The tree is kernel/prepare.sh's (the series and the test harness patches
@@ -20,9 +25,10 @@
 # the Makefile).  Builds live in $EXTALIGN_KBUILD (default
 # /var/tmp/extalign-kernel), one build directory per configuration, and are
 # incremental; the packages end up in $EXTALIGN_KBUILD/debs/NAME/, NAME
-# "debian", "small" or "config-HASH".  The last lines of stdout are the
-# paths of the packages.  Debug information is left out (no linux-image-dbg,
-# no BTF) unless EXTALIGN_DEB_DEBUG=1.  JOBS (default nproc) make jobs.
+# "debian", "small", "server" or "config-HASH".  The last lines of stdout
+# are the paths of the packages.  Debug information is left out (no
+# linux-image-dbg, no BTF) unless EXTALIGN_DEB_DEBUG=1.  JOBS (default
+# nproc) make jobs.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -36,9 +42,9 @@ log() { echo "deb.sh: $*" >&2; }
 die() { log "$*"; exit 1; }
 
 case ${1:-} in
--h | --help) sed -n '2,26s/^# \{0,1\}//p' "$0"; exit 0 ;;
+-h | --help) sed -n '2,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
 esac
-[ $# -le 1 ] || die "usage: kernel/deb.sh [--small | CONFIG]"
+[ $# -le 1 ] || die "usage: kernel/deb.sh [--small | --server | CONFIG]"
 
 version=${EXTALIGN_SERIES_VERSION:-$(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile")}
 [[ $version =~ ^[0-9a-z.+]+$ ]] ||
@@ -46,11 +52,12 @@ version=${EXTALIGN_SERIES_VERSION:-$(sed -n 's/^VERSION *:= *//p' "$TOP/Makefile
 localversion=-extalign-$version
 
 # The base configuration and the name of its build.
-small=0
+small=0 server=0
 case ${1:-} in
 --small) small=1 name=small base= ;;
-"")
+"" | --server)
 	name=debian base=
+	[ "${1:-}" != --server ] || server=1 name=server
 	if [ -f "$DEBIAN_CONFIG" ]; then
 		base=$DEBIAN_CONFIG
 	else
@@ -104,6 +111,24 @@ make_full_config() {
 			--disable DEBUG_INFO_BTF --enable DEBUG_INFO_NONE
 	fi
 	make -s -C "$SRC" O="$BUILD" olddefconfig
+	[ "$server" = 0 ] || trim_config
+}
+
+# trim_config: keep only the modules of kernel/server.modules, built in
+# (localyesconfig reads them in lsmod's format), then make scsi_debug a
+# module again.  localyesconfig asks about options the trimmed
+# configuration newly reaches: with no input, their defaults are taken.
+trim_config() {
+	local lsmod=$BUILD/.extalign-server.lsmod
+	{
+		echo "Module Size Used by"
+		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e 's/[[:space:]]*$/ 16384 0/' "$HERE/server.modules"
+	} >"$lsmod"
+	make -s -C "$SRC" O="$BUILD" LSMOD="$lsmod" localyesconfig </dev/null \
+		>"$BUILD/.extalign-localyesconfig.log" 2>&1 ||
+		{ cat "$BUILD/.extalign-localyesconfig.log" >&2; return 1; }
+	"$SRC/scripts/config" --file "$BUILD/.config" --module SCSI_DEBUG
+	make -s -C "$SRC" O="$BUILD" olddefconfig
 }
 
 # The configuration is only made again when its inputs changed, so that a
@@ -112,7 +137,8 @@ if [ "$small" = 1 ]; then
 	inputs=$(cat "$HERE/qemu.config" "$SRC/arch/x86/configs/x86_64_defconfig" \
 		"$SRC/kernel/configs/kvm_guest.config" | sha256sum | cut -d' ' -f1)
 else
-	inputs=$({ cat_config "$base"; echo "debug=${EXTALIGN_DEB_DEBUG:-0}"; } | sha256sum | cut -d' ' -f1)
+	inputs=$({ cat_config "$base"; echo "debug=${EXTALIGN_DEB_DEBUG:-0}"
+		[ "$server" = 0 ] || cat "$HERE/server.modules"; } | sha256sum | cut -d' ' -f1)
 fi
 if [ ! -f "$BUILD/.config" ] || [ "$(cat "$BUILD/.extalign-config" 2>/dev/null)" != "$inputs" ]; then
 	log "configuring $BUILD (${base:-small QEMU config})"
@@ -135,6 +161,13 @@ else
 	for o in EXT4_FS BLK_DEV_SD; do
 		grep -q "^CONFIG_$o=[ym]" "$BUILD/.config" ||
 			{ log "config: CONFIG_$o is off"; missing=1; }
+	done
+	# Trimmed, what the guests boot from and test with must be built in.
+	[ "$server" = 0 ] || for line in CONFIG_EXT4_FS=y CONFIG_XFS_FS=y \
+		CONFIG_VIRTIO_BLK=y CONFIG_BLK_DEV_NVME=y CONFIG_9P_FS=y \
+		CONFIG_NET_9P_VIRTIO=y CONFIG_DM_LOG_WRITES=y CONFIG_SCSI_DEBUG=m; do
+		grep -qx "$line" "$BUILD/.config" ||
+			{ log "config: $line did not survive the trimming"; missing=1; }
 	done
 fi
 [ "$missing" = 0 ] || die "the configuration lacks what the series needs"
