@@ -226,16 +226,27 @@ zeros() {
 	esac
 }
 
+# AWK_HEX: an awk function hex("0x...") for the programs below.  They are
+# POSIX awk: the QEMU guest's root has mawk, which has no strtonum(), no
+# and() and no hex constants.
+AWK_HEX='
+	function hex(s,  v, i) {
+		s = tolower(s); sub(/^0x/, "", s); v = 0
+		for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}'
+
 # fiemap_state FILE OFF LEN: what FIEMAP says the LEN bytes at OFF are:
 # "hole", "unwritten", "written", or a "+" list of those in that order
 # when they are mixed.
 fiemap_state() {
-	xfs_io -c "fiemap -v $2 $3" "$1" | awk -v off=$(($2 / 512)) -v end=$((($2 + $3) / 512)) '
+	xfs_io -c "fiemap -v $2 $3" "$1" | awk -v off=$(($2 / 512)) -v end=$((($2 + $3) / 512)) "$AWK_HEX"'
 	$2 ~ /^\[/ {
 		split(substr($2, 2), l, /[].]+/)
 		if (l[2] + 1 <= off || l[1] >= end) next
 		if ($3 == "hole") s["hole"] = 1
-		else if (and(strtonum($NF), 0x800)) s["unwritten"] = 1
+		else if (int(hex($NF) / 2048) % 2) s["unwritten"] = 1	# 0x800
 		else s["written"] = 1
 		covered += (l[2] + 1 < end ? l[2] + 1 : end) - (l[1] > off ? l[1] : off)
 	}
@@ -389,7 +400,7 @@ check_alignment() {
 	umount "$m"
 	[ -n "$inos" ] || return 0
 	for i in $inos; do echo "stat <$i>"; echo "ex <$i>"; done >"$SCRATCH/align.cmd"
-	out=$(debugfs -f "$SCRATCH/align.cmd" "$dev" 2>/dev/null | awk '
+	out=$(debugfs -f "$SCRATCH/align.cmd" "$dev" 2>/dev/null | awk "$AWK_HEX"'
 	function check() {
 		if (ino == "" || !fa || unit < 2) return
 		nfa++
@@ -403,7 +414,8 @@ check_alignment() {
 	/^Inode: [0-9]+ / { check(); ino = $2; fa = 0; unit = 0; nr = 0 }
 	/^Inode: .*Flags: 0x/ {
 		f = $0; sub(/.*Flags: /, "", f); sub(/ .*/, "", f)
-		fa = and(strtonum(f), 0xc00000) == 0xc00000
+		# Both flags: bits 22 and 23 (0xc00000), 4194304 = 0x400000.
+		fa = int(hex(f) / 4194304) % 4 == 3
 	}
 	/^ *system\.extsize \([0-9]+\) = / { u = $0; gsub(/.*= "|".*/, "", u); unit = u + 0 }
 	# Leaf extents of "ex": "L/D E/N lstart - lend pstart - pend len [Uninit]".
