@@ -311,7 +311,7 @@ else
 	report PASS boot/test "$(grep -m1 -o 'Linux version [^ ]*' "$console")"
 fi
 report_checks "$out"
-report_kunit_boot "$console"
+report_kunit_boot "$console" "$RUN/deb/boot/config-$release"
 report_guest_results "$out"
 rm -rf "$LOGS/qemu-out"
 cp -a "$out" "$LOGS/qemu-out" 2>/dev/null
