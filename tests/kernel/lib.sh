@@ -160,10 +160,10 @@ runs() {
 		split(substr($2, 2), l, /[].]+/); split($3, p, /\.\./)
 		ls = l[1] * 512; le = (l[2] + 1) * 512; ps = p[1] * 512
 		if (n && ls == cle && ps == cps + (cle - cls)) { cle = le; next }
-		if (n) print cls, cle - cls, cps
+		if (n) printf "%.0f %.0f %.0f\n", cls, cle - cls, cps
 		cls = ls; cle = le; cps = ps; n = 1
 	}
-	END { if (n) print cls, cle - cls, cps }'
+	END { if (n) printf "%.0f %.0f %.0f\n", cls, cle - cls, cps }'
 }
 
 # prealloc_most FILE: FILE takes nine tenths of the free blocks of the
