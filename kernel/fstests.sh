@@ -381,7 +381,7 @@ report_slice() {
 				[ -z "${test_lost[$name]:-}" ]; then
 				reason="${reason:+$reason; }forcealign test filesystem, no scratch mount"
 			elif [ "$marked$unmarked" = 00 ]; then
-				reason="${reason:+$reason; }not forcealign: it mounted no scratch filesystem, and the test filesystem's root $([ -n "${test_lost[$name]:-}" ] && echo "lost its mark" || echo "was not mounted again after it")"
+				reason="${reason:+$reason; }not forcealign: it mounted no scratch filesystem$([ $FORCEALIGN != 2 ] || echo ", and the test filesystem's root $([ -n "${test_lost[$name]:-}" ] && echo "lost its mark" || echo "was not mounted again after it")")"
 				not_forcealign=$((not_forcealign + 1))
 			elif [ "$unmarked" != 0 ]; then
 				reason="${reason:+$reason; }not forcealign: $marked of $((marked + unmarked)) scratch mounts forcealign, the hook could not mark the others (${hook_why[$name]})"
