@@ -15,17 +15,6 @@
 # external block, which the test corrupts (its checksum no longer matches).
 . "$(dirname "$0")/lib.sh"
 
-# The system's /sbin/e2fsck is Debian's in the UML guests (the host's
-# root) and the series' in the QEMU guests, whose root has our e2fsprogs
-# packages installed; the series' is also EXTALIGN_E2FSPROGS/e2fsck.
-SERIES_E2FSCK=
-[ -x "${EXTALIGN_E2FSPROGS:-}/e2fsck" ] && SERIES_E2FSCK=$EXTALIGN_E2FSPROGS/e2fsck
-SYSTEM_E2FSPROGS=$(dpkg-query -W -f '${Version}' e2fsprogs 2>/dev/null)
-case $SYSTEM_E2FSPROGS in
-*extalign*) SERIES_E2FSCK=/sbin/e2fsck DEBIAN_E2FSCK= ;;
-*) DEBIAN_E2FSCK=/sbin/e2fsck ;;
-esac
-
 # acl_block FILE: the xattr block of FILE (debugfs "File ACL").
 acl_block() {
 	debugfs -R "stat $1" "$UBD" 2>/dev/null | sed -n 's/.*File ACL: \([0-9]*\).*/\1/p'

@@ -26,12 +26,12 @@ sectors=$((FS_MB * 2048))
 W=$SCRATCH/boot-fsck
 DELAY=extalign-delay54 LW=extalign-lw54
 FILES="a b c"
-SERIES_E2FSCK=${EXTALIGN_E2FSPROGS:-}/e2fsck
-DEBIAN_E2FSCK=/sbin/e2fsck
 export DM_DISABLE_UDEV=1
 mkdir -p "$W"
 
-[ -x "$SERIES_E2FSCK" ] || skip "no patched e2fsprogs in the guest (e2fsprogs/check.sh builds them)"
+# lib.sh names the two e2fscks it compares.
+[ -n "$SERIES_E2FSCK" ] || skip "no patched e2fsprogs in the guest (e2fsprogs/check.sh builds them)"
+[ -n "$DEBIAN_E2FSCK" ] || skip "/sbin/e2fsck is the series' (e2fsprogs $SYSTEM_E2FSPROGS): no Debian e2fsck to compare with"
 sd=$(scsi_disk) || die "no scsi_debug disk"
 need_log_writes
 replay_log "$W"

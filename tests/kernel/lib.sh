@@ -226,6 +226,18 @@ zeros() {
 	esac
 }
 
+# Which e2fsck is which.  /sbin/e2fsck is Debian's in the UML guests
+# (the host's root) and the series' in the QEMU guests, whose root has
+# our e2fsprogs packages installed; the series' is also
+# EXTALIGN_E2FSPROGS/e2fsck where e2fsprogs/check.sh built it.  Either
+# is empty where there is none.
+SYSTEM_E2FSPROGS=$(dpkg-query -W -f '${Version}' e2fsprogs 2>/dev/null)
+SERIES_E2FSCK='' DEBIAN_E2FSCK=/sbin/e2fsck
+[ -x "${EXTALIGN_E2FSPROGS:-}/e2fsck" ] && SERIES_E2FSCK=$EXTALIGN_E2FSPROGS/e2fsck
+case $SYSTEM_E2FSPROGS in
+*extalign*) SERIES_E2FSCK=/sbin/e2fsck DEBIAN_E2FSCK='' ;;
+esac
+
 # AWK_HEX: an awk function hex("0x...") for the programs below.  They are
 # POSIX awk: the QEMU guest's root has mawk, which has no strtonum(), no
 # and() and no hex constants.
