@@ -48,10 +48,10 @@ MEM=${QEMU_MEM:-2048}
 TOOLS=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
 . "$TOP/scripts/debian-root.bash"
 # What the guest runs besides the minimal root: modprobe, dmsetup,
-# xfs_io, python3, setfacl and attr (the tests), gcc, libc6-dev and xz (the crash test
+# xfs_io, python3, setfacl and attr, setquota (the tests), gcc, libc6-dev and xz (the crash test
 # builds its tools in the guest from the fstests tarball), and the libraries the programs of the
 # checkout link against.
-GUEST_PACKAGES=(kmod dmsetup xfsprogs e2fsprogs python3 procps gcc libc6-dev acl attr xz-utils
+GUEST_PACKAGES=(kmod dmsetup xfsprogs e2fsprogs python3 procps gcc libc6-dev acl attr quota xz-utils
 		libsmartcols1 libinih1 libmount1 libblkid1 libsystemd0)
 
 debs=
