@@ -230,9 +230,15 @@ fi
 # whose failure is by design (xfail) in a mode, with the reason printed.
 MODE=plain
 [ $FORCEALIGN != 0 ] && MODE=forcealign
+# The forcealign option as given, and which roots it marks.
+case $FORCEALIGN in
+0) fa_option='' fa_roots='' ;;
+1) fa_option=--forcealign fa_roots='forcealign scratch root' ;;
+2) fa_option=--forcealign-test fa_roots='forcealign scratch and test roots' ;;
+esac
 # The configuration's name: the mode (forcealign-test with the test root
 # marked too), and the mkfs options if any.
-config=$MODE$([ $FORCEALIGN = 2 ] && echo -test)${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
+config=$MODE$([ $FORCEALIGN != 2 ] || echo -test)${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
 EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
 declare -A skip_reason xfail_reason
 if [ -f "$EXPECTED" ]; then
@@ -267,7 +273,7 @@ run_slice() {
 	done
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
-	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests$(case $FORCEALIGN in 1) echo ', forcealign scratch root' ;; 2) echo ', forcealign scratch and test roots' ;; esac)"
+	echo "== fstests in the guest${label:+, $label}: ${#run_tests[@]} tests${fa_roots:+, $fa_roots}"
 	if [ ${#run_tests[@]} -gt 0 ]; then
 		# The list goes through a file: a group's slice would not fit
 		# on the kernel command line.
@@ -457,7 +463,7 @@ if [ -n "$RECORD" ] && [ -n "$SHARD$SHARDS" ] && [ "$(grep -c "^# slice [0-9]*/$
 	echo "not recorded in $RECORD yet: $(grep -c "^# slice [0-9]*/$n " "$RESULTS") of $n slices are in $RESULTS (run again to go on)"
 elif [ -n "$RECORD" ]; then
 	{
-		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')$(case $FORCEALIGN in 1) echo '--forcealign ' ;; 2) echo '--forcealign-test ' ;; esac)${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
+		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')${fa_option:+$fa_option }${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
 		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
 		if [ -n "$SHARD$SHARDS" ]; then
 			grep -v '^#' "$RESULTS"
