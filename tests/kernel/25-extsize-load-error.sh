@@ -102,9 +102,7 @@ umount "$MNT"
 # Debian's e2fsck clears a corrupt xattr block and keeps the hint flag,
 # which it does not know: the hint is missing from then on.  Both files
 # stay deletable, and clearing the hint makes one writable again.
-if [ -z "$DEBIAN_E2FSCK" ]; then
-	ok "not here: /sbin/e2fsck is the series' (e2fsprogs $SYSTEM_E2FSPROGS), there is no Debian e2fsck to run"
-else
+if debian_e2fsck_here; then
 	smash "$fb"
 	[ "$hb" = "$fb" ] || smash "$hb"
 	sync

@@ -42,9 +42,7 @@ check_alignment "$sd" || die "the kernel's orphan cleanup broke the unit"
 ok "the kernel's orphan cleanup keeps the forcealign unit whole"
 
 # Before: Debian's e2fsck breaks it.
-if [ -z "$DEBIAN_E2FSCK" ]; then
-	ok "not here: /sbin/e2fsck is the series' (e2fsprogs $SYSTEM_E2FSPROGS), there is no Debian e2fsck to run"
-else
+if debian_e2fsck_here; then
 	ino=$(orphan_state)
 	"$DEBIAN_E2FSCK" -p "$sd" >"$SCRATCH/fsck-debian.log" 2>&1
 	cat "$SCRATCH/fsck-debian.log"

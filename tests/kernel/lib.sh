@@ -238,6 +238,14 @@ case $SYSTEM_E2FSPROGS in
 *extalign*) SERIES_E2FSCK=/sbin/e2fsck DEBIAN_E2FSCK='' ;;
 esac
 
+# debian_e2fsck_here: true where there is a Debian e2fsck to run; where
+# there is none, says so for the part of the test that needs it.
+debian_e2fsck_here() {
+	[ -n "$DEBIAN_E2FSCK" ] && return 0
+	ok "not here: /sbin/e2fsck is the series' (e2fsprogs $SYSTEM_E2FSPROGS), there is no Debian e2fsck to run"
+	return 1
+}
+
 # AWK_HEX: an awk function hex("0x...") for the programs below.  They are
 # POSIX awk: the QEMU guest's root has mawk, which has no strtonum(), no
 # and() and no hex constants.
