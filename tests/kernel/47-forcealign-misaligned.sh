@@ -20,9 +20,9 @@ UNIT=$((64 * K))
 sd=$(scsi_disk) || die "no scsi_debug disk"
 fresh_ext4 "$sd" -b 4096
 cd "$MNT" || die "cd"
-xfs_io -f -d -c "pwrite -q -S 0xa5 0 4k" -c fsync m || die "write m"
-xfs_io -f -d -c "pwrite -q 0 4k" -c fsync pad || die "write pad"
-xfs_io -d -c "pwrite -q -S 0xa5 4k 4k" -c "falloc 12k 52k" -c fsync m ||
+one_cpu xfs_io -f -d -c "pwrite -q -S 0xa5 0 4k" -c fsync m || die "write m"
+one_cpu xfs_io -f -d -c "pwrite -q 0 4k" -c fsync pad || die "write pad"
+one_cpu xfs_io -d -c "pwrite -q -S 0xa5 4k 4k" -c "falloc 12k 52k" -c fsync m ||
 	die "write m"
 odd=$(xfs_io -c 'fiemap' m | awk '
 	$2 ~ /^\[/ && $3 != "hole" {

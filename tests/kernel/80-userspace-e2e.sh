@@ -234,9 +234,9 @@ unaligned() {
 	local i
 
 	for i in $(seq 0 31); do
-		xfs_io -f -c "pwrite -q -S $((i + 1)) $((i * 4096)) 4096" -c fsync "$1" >/dev/null ||
+		one_cpu xfs_io -f -c "pwrite -q -S $((i + 1)) $((i * 4096)) 4096" -c fsync "$1" >/dev/null ||
 			die "write $1"
-		xfs_io -f -c "pwrite -q $((i * 4096)) 4096" -c fsync "$1.pad" >/dev/null ||
+		one_cpu xfs_io -f -c "pwrite -q $((i * 4096)) 4096" -c fsync "$1.pad" >/dev/null ||
 			die "write $1.pad"
 	done
 	cp "$1" "$WORK/${1##*/}.orig" || die "copy of $1"

@@ -94,6 +94,14 @@ need_kept_hint() {
 	rm -f "$MNT/.hint-probe"
 }
 
+# one_cpu CMD...: run CMD on CPU 0.  Small writes (up to 16 blocks) take
+# their blocks from a per-CPU locality group preallocation, so two files
+# written one after the other sit side by side on disk only when both
+# writers ran on the same CPU; the tests that build a misaligned layout
+# that way (one file's block between another's) depend on it on an SMP
+# guest (QEMU's -smp 2), and run their writers with this.
+one_cpu() { taskset -c 0 "$@"; }
+
 # offline_forcealign DEV NAME BLOCKS: make the file NAME in the root of the
 # ext4 on DEV (mounted on MNT) forcealign with a hint of BLOCKS blocks
 # behind the kernel's back, whatever its extents: unmounted, debugfs sets
