@@ -33,6 +33,9 @@
 # EXTALIGN_FRESH_CACHE (default /var/tmp/extalign-fresh): the cached root;
 # EXTALIGN_TOOLS: the fstests snapshot for the crash test (default
 # ../shared/tools beside the checkout); QEMU_MEM (MiB, default 2048);
+# QEMU_TIMEOUT (seconds a boot may take, default 3600: the test boot alone
+# takes 1000-1350 s under TCG on two idle cores, and more beside other
+# work);
 # QEMU_ACCEL=tcg or kvm: that accelerator, without the probe (on a
 # nested-KVM host the kernel hangs while decompressing under KVM, and the
 # probe finds it out in 30 s).
@@ -45,6 +48,7 @@ export EXTALIGN_KBUILD=$KB
 RUN=$KB/qemu-run
 LOGS=$KB/logs
 MEM=${QEMU_MEM:-2048}
+GUEST_TIMEOUT=${QEMU_TIMEOUT:-3600}
 TOOLS=${EXTALIGN_TOOLS:-$TOP/../shared/tools}
 . "$TOP/scripts/debian-root.bash"
 # What the guest runs besides the minimal root: modprobe, dmsetup,
@@ -242,7 +246,7 @@ boot() {
 	truncate -s 2G "$RUN/scratch.img"
 	truncate -s 1G "$RUN/nvme.img"
 	rm -rf "$SHARE/out-$name"
-	timeout 1800 qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
+	timeout "$GUEST_TIMEOUT" qemu-system-x86_64 "${accel[@]}" -m "$MEM" -smp 2 \
 		-nographic -no-reboot -nic none \
 		-kernel "$kernel" \
 		-append "root=/dev/vda rw console=ttyS0 panic=-1 init=/sbin/extalign-qemu-init EXTALIGN_TOP=$TOP EXTALIGN_SHARE=$SHARE EXTALIGN_OUT=$SHARE/out-$name EXTALIGN_RELEASE=$release EXTALIGN_SCRATCH_DISK=/dev/vdb $*" \
@@ -255,6 +259,19 @@ boot() {
 		-virtfs "local,path=$debs,mount_tag=debs,security_model=none,readonly=on" \
 		"${tools_args[@]}" \
 		</dev/null >"$LOGS/console-$name.log" 2>&1
+}
+
+# unfinished CONSOLE RC: why a boot did not finish, from timeout's exit
+# status and the console (panic=-1 with -no-reboot ends QEMU at a panic).
+unfinished() {
+	if [ "$2" = 124 ]; then
+		echo "the guest did not finish within ${GUEST_TIMEOUT}s (QEMU_TIMEOUT)"
+	elif grep -aq 'Kernel panic - not syncing' "$1"; then
+		echo "the guest kernel panicked: $(grep -a -m2 -E 'Oops|BUG|RIP:|Kernel panic' "$1" |
+			sed 's/^\[[^]]*\] //' | paste -sd, | sed 's/,/, /')"
+	else
+		echo "the guest did not finish (exit $2)"
+	fi
 }
 
 # report_checks OUT: the guest PID 1's own checks.
@@ -278,7 +295,7 @@ boot install "$deb_vmlinuz" EXTALIGN_QEMU_STEP=install
 rc=$?
 out=$SHARE/out-install
 if [ ! -f "$out/done" ]; then
-	report FAIL boot/install "the guest did not finish (exit $rc)"
+	report FAIL boot/install "$(unfinished "$LOGS/console-install.log" "$rc")"
 	show_log "$LOGS/console-install.log" 40
 	finish
 fi
@@ -305,7 +322,7 @@ rc=$?
 out=$SHARE/out-test
 console=$LOGS/console-test.log
 if [ ! -f "$out/done" ]; then
-	report FAIL boot/test "the guest did not finish (exit $rc)"
+	report FAIL boot/test "$(unfinished "$console" "$rc")"
 	show_log "$console" 40
 else
 	report PASS boot/test "$(grep -m1 -o 'Linux version [^ ]*' "$console")"
