@@ -321,7 +321,7 @@ run_guests() {
 			echo "  guest $g: $(wc -l <"$out.$g/results") tests"
 		else
 			all_done=0
-			report FAIL "boot/guest-$g" "the guest did not finish (exit $uml_rc)"
+			report FAIL "boot/guest-$g" "$(guest_unfinished "$LOGS/console-$g.log" "$uml_rc" "kernel/boot.sh's time limit")"
 			show_log "$LOGS/console-$g.log" 40
 		fi
 		find "$out.$g" -maxdepth 1 -type f ! -name results ! -name "done" \

@@ -261,19 +261,6 @@ boot() {
 		</dev/null >"$LOGS/console-$name.log" 2>&1
 }
 
-# unfinished CONSOLE RC: why a boot did not finish, from timeout's exit
-# status and the console (panic=-1 with -no-reboot ends QEMU at a panic).
-unfinished() {
-	if [ "$2" = 124 ]; then
-		echo "the guest did not finish within ${GUEST_TIMEOUT}s (QEMU_TIMEOUT)"
-	elif grep -aq 'Kernel panic - not syncing' "$1"; then
-		echo "the guest kernel panicked: $(grep -a -m2 -E 'Oops|BUG|RIP:|Kernel panic' "$1" |
-			sed 's/^\[[^]]*\] //' | paste -sd, | sed 's/,/, /')"
-	else
-		echo "the guest did not finish (exit $2)"
-	fi
-}
-
 # report_checks OUT: the guest PID 1's own checks.
 report_checks() {
 	local name rc detail
@@ -295,7 +282,7 @@ boot install "$deb_vmlinuz" EXTALIGN_QEMU_STEP=install
 rc=$?
 out=$SHARE/out-install
 if [ ! -f "$out/done" ]; then
-	report FAIL boot/install "$(unfinished "$LOGS/console-install.log" "$rc")"
+	report FAIL boot/install "$(guest_unfinished "$LOGS/console-install.log" "$rc" "${GUEST_TIMEOUT}s (QEMU_TIMEOUT)")"
 	show_log "$LOGS/console-install.log" 40
 	finish
 fi
@@ -322,7 +309,7 @@ rc=$?
 out=$SHARE/out-test
 console=$LOGS/console-test.log
 if [ ! -f "$out/done" ]; then
-	report FAIL boot/test "$(unfinished "$console" "$rc")"
+	report FAIL boot/test "$(guest_unfinished "$console" "$rc" "${GUEST_TIMEOUT}s (QEMU_TIMEOUT)")"
 	show_log "$console" 40
 else
 	report PASS boot/test "$(grep -m1 -o 'Linux version [^ ]*' "$console")"

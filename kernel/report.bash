@@ -18,6 +18,21 @@ show_log() { # LOG [LINES]
 	sed 's/^/    /' "$1" | tail -n "${2:-30}"
 }
 
+# guest_unfinished CONSOLE RC [LIMIT]: why a guest that wrote no "done"
+# did not finish, from the exit status of the timeout(1) it ran under (124:
+# its LIMIT, "Ns (what sets it)") and its console (a panic: the oops and
+# RIP lines, or the panic line itself).
+guest_unfinished() {
+	if [ "$2" = 124 ]; then
+		echo "the guest did not finish within ${3:-its time limit}"
+	elif grep -aq 'Kernel panic - not syncing' "$1"; then
+		echo "the guest kernel panicked: $(grep -a -m2 -E 'Oops|BUG|RIP:|Kernel panic' "$1" |
+			awk '{ sub(/^\[[^]]*\] /, ""); printf "%s%s", (NR > 1 ? ", " : ""), $0 }')"
+	else
+		echo "the guest did not finish (exit $2)"
+	fi
+}
+
 # report_root RC LOG: what debian_root (scripts/debian-root.bash) returned,
 # as the root/mmdebstrap step: nothing on 0, SKIP on 77 (no Debian mirror
 # reachable), FAIL with the log's tail otherwise.  Returns RC.
