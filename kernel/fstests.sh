@@ -228,17 +228,17 @@ fi
 
 # kernel/fstests/expected: tests this harness does not run (skip) or
 # whose failure is by design (xfail) in a mode, with the reason printed.
-MODE=plain
-[ $FORCEALIGN != 0 ] && MODE=forcealign
-# The forcealign option as given, and which roots it marks.
+# MODE is the mode of that file; fa_name also tells whether the test root
+# is marked, fa_option is the option as given, fa_roots the roots it marks.
 case $FORCEALIGN in
-0) fa_option='' fa_roots='' ;;
-1) fa_option=--forcealign fa_roots='forcealign scratch root' ;;
-2) fa_option=--forcealign-test fa_roots='forcealign scratch and test roots' ;;
+0) MODE=plain fa_name=plain fa_option='' fa_roots='' ;;
+1) MODE=forcealign fa_name=forcealign fa_option=--forcealign
+   fa_roots='forcealign scratch root' ;;
+2) MODE=forcealign fa_name=forcealign-test fa_option=--forcealign-test
+   fa_roots='forcealign scratch and test roots' ;;
 esac
-# The configuration's name: the mode (forcealign-test with the test root
-# marked too), and the mkfs options if any.
-config=$MODE$([ $FORCEALIGN != 2 ] || echo -test)${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
+# The configuration's name: fa_name, and the mkfs options if any.
+config=$fa_name${MKFS_OPTS:+-mkfs$(tr -c 'A-Za-z0-9' _ <<<"$MKFS_OPTS" | sed 's/_*$//')}
 EXPECTED=${FSTESTS_EXPECTED:-$HERE/fstests/expected}
 declare -A skip_reason xfail_reason
 if [ -f "$EXPECTED" ]; then
