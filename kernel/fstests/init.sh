@@ -24,6 +24,14 @@ guest_setup
 OUT=${EXTALIGN_OUT:?}
 mkdir -p "$OUT"
 exec >"$OUT/guest.log" 2>&1
+# The loopback, which the kernel leaves down: fstests' locktest
+# (generic/131 and its kind) runs its two processes over a TCP socket on
+# 127.0.0.1.
+if command -v ip >/dev/null; then
+	ip link set lo up
+else
+	echo "fstests-init: no ip(8) (iproute2): the loopback stays down, and the locktest tests fail"
+fi
 # No udev in the guest: dmsetup makes its nodes itself, and udevadm is a
 # shim that waits for them (udevadm-shim.sh).
 export DM_DISABLE_UDEV=1
