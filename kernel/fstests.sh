@@ -435,7 +435,7 @@ if [ -n "$SHARD$SHARDS" ]; then
 		t_slice=$(date +%s)
 		run_slice "slice $k/$n" "${slice[@]}"
 		{
-			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches, $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"
