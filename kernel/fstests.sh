@@ -337,6 +337,20 @@ run_slice() {
 	slices_run=$((slices_run + 1))
 }
 
+# built_kernel: "BASE + N" for the kernel in BUILD, from the commit its
+# release names (6.12.118-gSHA), not from the source tree's HEAD, which
+# another run's bisect check may have moved meanwhile (a slice's line once
+# said "+ 5 patches" for a kernel of 10).
+built_kernel() {
+	local rel sha
+	rel=$(cat "$BUILD/include/config/kernel.release" 2>/dev/null)
+	sha=${rel%-dirty}
+	sha=${sha##*-g}
+	[ -n "$sha" ] && [ "$sha" != "${rel%-dirty}" ] || sha=HEAD
+	echo "$(git -C "$SRC" describe --always extalign-base 2>/dev/null) +" \
+		"$(git -C "$SRC" rev-list --count "extalign-base..$sha" 2>/dev/null)"
+}
+
 # report_slice TEST...: the PASS/FAIL/NOTRUN/XFAIL line of each test.
 report_slice() {
 	local name status reason marked unmarked f _ t what rest
@@ -433,9 +447,10 @@ if [ -n "$SHARD$SHARDS" ]; then
 		mapfile -t slice < <(slice_of "$k" "$n")
 		[ ${#slice[@]} -gt 0 ] || continue
 		t_slice=$(date +%s)
+		kernel_built=$(built_kernel)
 		run_slice "slice $k/$n" "${slice[@]}"
 		{
-			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(git -C "$SRC" describe --always extalign-base 2>/dev/null) + $(git -C "$SRC" rev-list --count extalign-base..HEAD 2>/dev/null) patches, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $kernel_built patches, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"
@@ -472,7 +487,7 @@ if [ -n "$RECORD" ] && [ -n "$SHARD$SHARDS" ] && [ "$(grep -c "^# slice [0-9]*/$
 elif [ -n "$RECORD" ]; then
 	{
 		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')${fa_option:+$fa_option }${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
-		echo "# on $(git -C "$SRC" describe --always extalign-base) + $(git -C "$SRC" rev-list --count extalign-base..HEAD) patches, $(date -u +%F)"
+		echo "# on $(built_kernel) patches, $(date -u +%F)"
 		if [ -n "$SHARD$SHARDS" ]; then
 			grep -v '^#' "$RESULTS"
 		else
