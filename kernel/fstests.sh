@@ -344,9 +344,9 @@ run_slice() {
 built_kernel() {
 	local rel sha
 	rel=$(cat "$BUILD/include/config/kernel.release" 2>/dev/null)
-	sha=${rel%-dirty}
-	sha=${sha##*-g}
-	[ -n "$sha" ] && [ "$sha" != "${rel%-dirty}" ] || sha=HEAD
+	rel=${rel%-dirty}
+	sha=${rel##*-g}
+	[ -n "$sha" ] && [ "$sha" != "$rel" ] || sha=HEAD
 	echo "$(git -C "$SRC" describe --always extalign-base 2>/dev/null) +" \
 		"$(git -C "$SRC" rev-list --count "extalign-base..$sha" 2>/dev/null)"
 }
