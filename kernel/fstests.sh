@@ -39,6 +39,11 @@
 #                   a test that passed there and does not here is a
 #                   regression
 #   --record FILE   write this run's results to FILE (a baseline)
+#   --rerun TEST    with --results FILE: run TEST alone and put its new
+#                   line in place of its line in FILE, under a "#" line
+#                   that says when, on which kernel, and what the slice
+#                   had said (for a failure the guest caused and no
+#                   longer does)
 #   --disks KIND    the guest's disks: scsi_debug (default; RAM-backed,
 #                   4 KiB sectors, atomic writes of 4 to 64 KiB, 512 MiB
 #                   each) or ubd (sparse files of FSTESTS_DISK_GB, default
@@ -83,6 +88,7 @@ SHARD=
 SHARDS=
 RESULTS=
 LIST_ONLY=0
+RERUN=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-g) GROUPS_+=("${2:?-g GROUP}"); shift ;;
@@ -90,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--shards) SHARDS=${2:?--shards N}; shift ;;
 	--results) RESULTS=$(readlink -m "${2:?--results FILE}"); shift ;;
 	--list) LIST_ONLY=1 ;;
+	--rerun) RERUN=${2:?--rerun TEST}; shift ;;
 	--base) BASE=1 ;;
 	--forcealign) FORCEALIGN=1 ;;
 	--forcealign-test) FORCEALIGN=2 ;;
@@ -105,6 +112,19 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+if [ -n "$RERUN" ]; then
+	# One test, whose line is already in the results file: the lists
+	# and groups given (those of the slice's command) do not matter.
+	[[ $RERUN == */[0-9]* ]] || { echo "fstests.sh: --rerun wants a test like generic/131, not '$RERUN'" >&2; exit 2; }
+	if [ -n "$SHARD$SHARDS$RECORD" ] || [ $LIST_ONLY = 1 ]; then
+		echo "fstests.sh: --rerun goes with --results alone, not --shard, --shards, --record or --list" >&2
+		exit 2
+	fi
+	[ -n "$RESULTS" ] || { echo "fstests.sh: --rerun $RERUN: which results file? (--results FILE)" >&2; exit 2; }
+	[ "$(awk -v t="$RERUN" '$1 == t' "$RESULTS" 2>/dev/null | wc -l)" = 1 ] ||
+		{ echo "fstests.sh: --rerun $RERUN: $RESULTS has no line for it (or more than one)" >&2; exit 2; }
+	ARGS=("$RERUN") GROUPS_=()
+fi
 [ ${#ARGS[@]} -gt 0 ] || [ ${#GROUPS_[@]} -gt 0 ] || ARGS=(atomic)
 case $DISKS in
 scsi_debug | ubd) ;;
@@ -477,6 +497,21 @@ if [ -n "$SHARD$SHARDS" ]; then
 			$2 == "FAIL" && ($1 in by_design) { n["XFAIL"]++; next }
 			{ n[$2]++ }
 			END { printf "%d passed, %d failed, %d failed by design, %d notrun", n["PASS"], n["FAIL"], n["XFAIL"], n["NOTRUN"] }' "$RESULTS")"
+elif [ -n "$RERUN" ]; then
+	t_rerun=$(date +%s)
+	kernel_built=$(built_kernel)
+	run_slice "$RERUN alone" "$RERUN"
+	# A guest that reported nothing leaves the old line as it was.
+	[ "$(awk -v t="$RERUN" '$1 == t' "$OUT/summary.final" | wc -l)" = 1 ] ||
+		die "--rerun $RERUN: the guest gave no result for it; $RESULTS unchanged"
+	# Through the environment, not awk -v, which would read backslashes
+	# in a reason as escapes.
+	RERUN_NOTE="# $RERUN run again alone $(date -u '+%F %T') $(($(date +%s) - t_rerun))s $kernel_built patches, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}; in its slice: $(awk -v t="$RERUN" '$1 == t { $1 = ""; sub(/^ /, ""); print }' "$RESULTS")" \
+	RERUN_LINE=$(cat "$OUT/summary.final") \
+		awk -v t="$RERUN" '$1 == t { print ENVIRON["RERUN_NOTE"]; print ENVIRON["RERUN_LINE"]; next } { print }' \
+		"$RESULTS" >"$RESULTS.rerun" && mv "$RESULTS.rerun" "$RESULTS" ||
+		die "could not write $RESULTS"
+	echo "== $RERUN: its line in $RESULTS replaced"
 else
 	run_slice "" "${tests[@]}"
 fi

@@ -132,10 +132,17 @@ check_slices() {
 			done >"$LOG/quick.sliced" &&
 			[ "$(wc -l <"$LOG/quick.all")" -gt 100 ] &&
 			cmp "$LOG/quick.all" "$LOG/quick.sliced" &&
-			echo "quick: $(wc -l <"$LOG/quick.all") tests; 5 slices hold each once, in order"
+			echo "quick: $(wc -l <"$LOG/quick.all") tests; 5 slices hold each once, in order" &&
+			# --rerun replaces a line of a results file: refused, before
+			# any build or boot, for a test the file does not hold.
+			{ printf '# slice 1/5\ngeneric/001 PASS 1s\n' >"$LOG/rerun.results"
+			  ! kernel/fstests.sh --no-build --rerun generic/002 --results "$LOG/rerun.results" 2>"$LOG/rerun.err"; } &&
+			grep -q 'has no line for it' "$LOG/rerun.err" &&
+			[ "$(cat "$LOG/rerun.results")" = "$(printf '# slice 1/5\ngeneric/001 PASS 1s')" ] &&
+			echo "--rerun of a test not in the results file: refused, file unchanged"
 	} >"$log" 2>&1 || rc=1
 	record fstests/slices "$rc" "$log"
-	[ "$rc" = 0 ] && sed 's/^/    /' "$log" | tail -1
+	[ "$rc" = 0 ] && sed 's/^/    /' "$log" | tail -2
 }
 
 run_fstests() {
