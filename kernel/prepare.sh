@@ -4,7 +4,11 @@
 # The tree lives in $EXTALIGN_KBUILD/src (default /var/tmp/extalign-kernel),
 # outside the checkout, and is kept between runs.  It is a git repository
 # whose first commit (tag extalign-base) is the pristine linux-source-6.12
-# tarball; the series is applied on top with "git am" (no fuzz).  If the
+# tarball; the series is applied on top with "git am" (no fuzz).  Every
+# commit's dates come from what it is made of (the tarball's Makefile, the
+# patch's Date:), so the same tarball and series give the same commit ids,
+# and the same "-gSHA" in the kernel's release, on any machine: results
+# recorded on two machines name the same kernel alike.  If the
 # series has not changed since the last run nothing is done; otherwise the
 # tree is reset to the base and the series re-applied.
 #
@@ -48,7 +52,9 @@ if ! "${GIT[@]}" rev-parse -q --verify extalign-base >/dev/null 2>&1; then
 	"${GIT[@]}" init -q
 	# The tarball's .gitignore ignores files at the top level: force them.
 	"${GIT[@]}" add -f .
-	"${GIT[@]}" commit -q -m "linux-source-6.12 as shipped by Debian"
+	when="@$(stat -c %Y "$SRC/Makefile") +0000"
+	GIT_AUTHOR_DATE=$when GIT_COMMITTER_DATE=$when \
+		"${GIT[@]}" commit -q -m "linux-source-6.12 as shipped by Debian"
 	"${GIT[@]}" tag extalign-base
 fi
 
@@ -110,7 +116,8 @@ rm -f "$stamp_file"
 for d in "$PATCHES" "$HARNESS"; do
 	for p in $(series_list "$d"); do
 		log "  $p"
-		if ! "${GIT[@]}" am -q --whitespace=error-all "$d/$p" >&2; then
+		if ! "${GIT[@]}" am -q --whitespace=error-all \
+			--committer-date-is-author-date "$d/$p" >&2; then
 			"${GIT[@]}" am --abort >/dev/null 2>&1 || true
 			log "patch $p does not apply cleanly"
 			exit 1
