@@ -7,7 +7,10 @@
 # ../shared/tools; e2fsprogs/patches/series is applied on top with
 # "git am".  Nothing is done when the series has not changed since the
 # last run; otherwise the tree is reset to the base and the series applied
-# again.  Prints the tree's path on the last line of stdout.
+# again.  The commits take their dates from the snapshot's version.h and
+# the patches' Date: lines, as kernel/prepare.sh's do: the same snapshot
+# and series give the same commit ids on any machine.  Prints the tree's
+# path on the last line of stdout.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +39,9 @@ if ! "${GIT[@]}" rev-parse -q --verify extalign-base >/dev/null 2>&1; then
 	rm -rf "$E2B/unpack"
 	"${GIT[@]}" init -q
 	"${GIT[@]}" add -f .
-	"${GIT[@]}" commit -q -m "e2fsprogs 1.47.4 as in shared/tools"
+	when="@$(stat -c %Y "$SRC/version.h") +0000"
+	GIT_AUTHOR_DATE=$when GIT_COMMITTER_DATE=$when \
+		"${GIT[@]}" commit -q -m "e2fsprogs 1.47.4 as in shared/tools"
 	"${GIT[@]}" tag extalign-base
 fi
 
@@ -67,7 +72,8 @@ log "applying the series on the base"
 rm -f "$stamp"
 for p in $(series); do
 	log "  $p"
-	if ! "${GIT[@]}" am -q --whitespace=error-all "$PATCHES/$p" >&2; then
+	if ! "${GIT[@]}" am -q --whitespace=error-all \
+		--committer-date-is-author-date "$PATCHES/$p" >&2; then
 		"${GIT[@]}" am --abort >/dev/null 2>&1 || true
 		log "patch $p does not apply cleanly"
 		exit 1
