@@ -357,10 +357,12 @@ run_slice() {
 	slices_run=$((slices_run + 1))
 }
 
-# built_kernel: "BASE + N" for the kernel in BUILD, from the commit its
-# release names (6.12.118-gSHA), not from the source tree's HEAD, which
-# another run's bisect check may have moved meanwhile (a slice's line once
-# said "+ 5 patches" for a kernel of 10).
+# built_kernel: "BASE + N patches, RELEASE" for the kernel in BUILD, from
+# the commit its release names (6.12.118-gSHA), not from the source
+# tree's HEAD, which another run's bisect check may have moved meanwhile
+# (a slice's line once said "+ 5 patches" for a kernel of 10).  The
+# release tells two versions of the series apart, which the count does
+# not; kernel/prepare.sh makes its SHA the same on every machine.
 built_kernel() {
 	local rel sha
 	rel=$(cat "$BUILD/include/config/kernel.release" 2>/dev/null)
@@ -368,7 +370,7 @@ built_kernel() {
 	sha=${rel##*-g}
 	[ -n "$sha" ] && [ "$sha" != "$rel" ] || sha=HEAD
 	echo "$(git -C "$SRC" describe --always extalign-base 2>/dev/null) +" \
-		"$(git -C "$SRC" rev-list --count "extalign-base..$sha" 2>/dev/null)"
+		"$(git -C "$SRC" rev-list --count "extalign-base..$sha" 2>/dev/null) patches, ${rel:-release unknown}"
 }
 
 # report_slice TEST...: the PASS/FAIL/NOTRUN/XFAIL line of each test.
@@ -470,7 +472,7 @@ if [ -n "$SHARD$SHARDS" ]; then
 		kernel_built=$(built_kernel)
 		run_slice "slice $k/$n" "${slice[@]}"
 		{
-			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $kernel_built patches, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $kernel_built, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"
@@ -506,7 +508,7 @@ elif [ -n "$RERUN" ]; then
 		die "--rerun $RERUN: the guest gave no result for it; $RESULTS unchanged"
 	# Through the environment, not awk -v, which would read backslashes
 	# in a reason as escapes.
-	RERUN_NOTE="# $RERUN run again alone $(date -u '+%F %T') $(($(date +%s) - t_rerun))s $kernel_built patches, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}; in its slice: $(awk -v t="$RERUN" '$1 == t { $1 = ""; sub(/^ /, ""); print }' "$RESULTS")" \
+	RERUN_NOTE="# $RERUN run again alone $(date -u '+%F %T') $(($(date +%s) - t_rerun))s $kernel_built, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}; in its slice: $(awk -v t="$RERUN" '$1 == t { $1 = ""; sub(/^ /, ""); print }' "$RESULTS")" \
 	RERUN_LINE=$(cat "$OUT/summary.final") \
 		awk -v t="$RERUN" '$1 == t { print ENVIRON["RERUN_NOTE"]; print ENVIRON["RERUN_LINE"]; next } { print }' \
 		"$RESULTS" >"$RESULTS.rerun" && mv "$RESULTS.rerun" "$RESULTS" ||
@@ -522,7 +524,7 @@ if [ -n "$RECORD" ] && [ -n "$SHARD$SHARDS" ] && [ "$(grep -c "^# slice [0-9]*/$
 elif [ -n "$RECORD" ]; then
 	{
 		echo "# kernel/fstests.sh $([ $BASE = 1 ] && echo '--base ')${fa_option:+$fa_option }${MKFS_OPTS:+--mkfs '$MKFS_OPTS' }$([ ${#GROUPS_[@]} = 0 ] || printf -- '-g %s ' "${GROUPS_[@]}")${ARGS[*]}"
-		echo "# on $(built_kernel) patches, $(date -u +%F)"
+		echo "# on $(built_kernel), $(date -u +%F)"
 		if [ -n "$SHARD$SHARDS" ]; then
 			grep -v '^#' "$RESULTS"
 		else
