@@ -373,6 +373,13 @@ built_kernel() {
 		"$(git -C "$SRC" rev-list --count "extalign-base..$sha" 2>/dev/null) patches, ${rel:-release unknown}"
 }
 
+# what_ran KERNEL: what a slice's or a rerun's "#" line says it ran on:
+# KERNEL (built_kernel, taken before the guest booted), the git object of
+# the config fragment it was built from, the disks and mkfs options.
+what_ran() {
+	echo "$1, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
+}
+
 # report_slice TEST...: the PASS/FAIL/NOTRUN/XFAIL line of each test.
 report_slice() {
 	local name status reason marked unmarked f _ t what rest
@@ -472,7 +479,7 @@ if [ -n "$SHARD$SHARDS" ]; then
 		kernel_built=$(built_kernel)
 		run_slice "slice $k/$n" "${slice[@]}"
 		{
-			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $kernel_built, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}"
+			echo "# slice $k/$n $(date -u '+%F %T') $(($(date +%s) - t_slice))s $(what_ran "$kernel_built")"
 			cat "$OUT/summary.final"
 		} >>"$RESULTS"
 		echo "== slice $k/$n: results appended to $RESULTS"
@@ -508,7 +515,7 @@ elif [ -n "$RERUN" ]; then
 		die "--rerun $RERUN: the guest gave no result for it; $RESULTS unchanged"
 	# Through the environment, not awk -v, which would read backslashes
 	# in a reason as escapes.
-	RERUN_NOTE="# $RERUN run again alone $(date -u '+%F %T') $(($(date +%s) - t_rerun))s $kernel_built, config $(git hash-object "$BUILD/.extalign-fragment" | cut -c1-12), $DISKS disks${MKFS_OPTS:+, mkfs $MKFS_OPTS}; in its slice: $(awk -v t="$RERUN" '$1 == t { $1 = ""; sub(/^ /, ""); print }' "$RESULTS")" \
+	RERUN_NOTE="# $RERUN run again alone $(date -u '+%F %T') $(($(date +%s) - t_rerun))s $(what_ran "$kernel_built"); in its slice: $(awk -v t="$RERUN" '$1 == t { $1 = ""; sub(/^ /, ""); print }' "$RESULTS")" \
 	RERUN_LINE=$(cat "$OUT/summary.final") \
 		awk -v t="$RERUN" '$1 == t { print ENVIRON["RERUN_NOTE"]; print ENVIRON["RERUN_LINE"]; next } { print }' \
 		"$RESULTS" >"$RESULTS.rerun" && mv "$RESULTS.rerun" "$RESULTS" ||
